@@ -1,0 +1,1 @@
+"""tapelint's rules, one module per rule (`tlNNN_<name>.py`), installed as `tapelint.rules`."""

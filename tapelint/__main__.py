@@ -1,0 +1,3 @@
+from tapelint.cli import main
+
+main()

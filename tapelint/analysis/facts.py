@@ -1,0 +1,551 @@
+"""One traversal that records what rules ask about a file: scopes, bindings, calls, tapes, returns.
+
+Rules never walk the tree for these questions themselves; they query `Facts`, computed once per
+file. Document order (`order`) lets rules say "before" and "after" without positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+from tapelint.analysis.names import ImportMap, dotted
+
+GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
+TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+
+
+@dataclass(eq=False)
+class Scope:
+    """A function body, or the module (node is None)."""
+
+    node: cst.FunctionDef | None
+    name: str
+    class_name: str | None
+    parent: "Scope | None"
+    params: list[str] = field(default_factory=list)
+    decorators: list[str] = field(default_factory=list)
+    is_tf_function: bool = False
+    order: int = 0
+    end_order: int = 1 << 60
+
+    @property
+    def is_module(self) -> bool:
+        return self.node is None
+
+    @property
+    def simple_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+    def chain(self) -> Iterator["Scope"]:
+        scope: Scope | None = self
+        while scope is not None:
+            yield scope
+            scope = scope.parent
+
+    def contains(self, other: "Scope") -> bool:
+        return any(s is self for s in other.chain())
+
+
+@dataclass(eq=False)
+class TapeBlock:
+    name: str | None
+    persistent: bool
+    node: cst.With
+    call: cst.Call
+    scope: Scope
+    order: int
+    end_order: int = 1 << 60
+    loop_depth: int = 0
+
+    def encloses(self, order: int) -> bool:
+        return self.order < order < self.end_order
+
+
+@dataclass(eq=False)
+class Binding:
+    target: str
+    value: cst.BaseExpression | None
+    index: int | None
+    scope: Scope
+    order: int
+    node: cst.CSTNode
+    target_node: cst.CSTNode
+    loop_depth: int = 0
+    in_tapes: tuple[TapeBlock, ...] = ()
+    augmented: bool = False
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    scope: Scope
+    order: int
+    func: str | None
+    qualified: str | None
+    tapes: tuple[TapeBlock, ...]
+    loop_depth: int
+
+    @property
+    def method(self) -> str | None:
+        if isinstance(self.node.func, cst.Attribute):
+            return self.node.func.attr.value
+        return None
+
+    @property
+    def receiver(self) -> str | None:
+        if isinstance(self.node.func, cst.Attribute):
+            return dotted(self.node.func.value)
+        return None
+
+
+@dataclass(eq=False)
+class ReturnSite:
+    value: cst.BaseExpression | None
+    scope: Scope
+    order: int
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: list[str]
+    methods: dict[str, Scope] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class NameUse:
+    name: str
+    scope: Scope
+    order: int
+    node: cst.CSTNode
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def arg_value(call: cst.Call, position: int | None, keyword: str | None = None) -> cst.BaseExpression | None:
+    """The expression passed by keyword, else at `position` among positional arguments."""
+    if keyword is not None:
+        kw = _keyword(call, keyword)
+        if kw is not None:
+            return kw.value
+    if position is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position < len(positional):
+        return positional[position].value
+    return None
+
+
+def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
+    return _keyword(call, name)
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, facts: "Facts") -> None:
+        super().__init__()
+        self.f = facts
+        self.order = 0
+        self.scopes: list[Scope] = [facts.module_scope]
+        self.tapes: list[TapeBlock] = []
+        self.loop_depth: list[int] = [0]
+        self.class_stack: list[ClassInfo] = []
+        self.skip_names: set[int] = set()
+        self.open_withs: dict[int, list[TapeBlock]] = {}
+        self.containers: list[str] = []
+
+    # Every node gets an order number, so "before"/"after" questions are cheap.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.order += 1
+        return super().on_visit(node)
+
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    # ----- imports
+    def visit_Import(self, node: cst.Import) -> None:
+        self.f.imports.add_import(node)
+        self._skip_all_names(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.f.imports.add_import_from(node)
+        self._skip_all_names(node)
+
+    def _skip_all_names(self, node: cst.CSTNode) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Name):
+                self.skip_names.add(id(current))
+            stack.extend(current.children)
+
+    # ----- scopes
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.skip_names.add(id(node.name))
+        bases = []
+        for arg in node.bases:
+            resolved = self.f.imports.resolve(arg.value) or dotted(arg.value) or ""
+            bases.append(resolved)
+        info = ClassInfo(node, node.name.value, bases)
+        self.f.classes[node.name.value] = info
+        self.class_stack.append(info)
+        self.containers.append("class")
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_stack.pop()
+        self.containers.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.skip_names.add(id(node.name))
+        parent = self.scope
+        cls = self.class_stack[-1] if self.containers and self.containers[-1] == "class" else None
+        qual = f"{cls.name}.{node.name.value}" if cls else (
+            node.name.value if parent.is_module else f"{parent.name}.{node.name.value}"
+        )
+        params = []
+        for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
+            params.append(p.name.value)
+            self.skip_names.add(id(p.name))
+        for p in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self.skip_names.add(id(p.name))
+        decorators = []
+        for dec in node.decorators:
+            expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+            decorators.append(self.f.imports.resolve(expr) or dotted(expr) or "")
+        scope = Scope(
+            node=node,
+            name=qual,
+            class_name=cls.name if cls else None,
+            parent=parent,
+            params=params,
+            decorators=decorators,
+            is_tf_function=any(d in TF_FUNCTION for d in decorators),
+            order=self.order,
+        )
+        self.f.scopes.append(scope)
+        if cls is not None:
+            cls.methods[node.name.value] = scope
+        elif parent.is_module:
+            self.f.functions[node.name.value] = scope
+        self.scopes.append(scope)
+        self.loop_depth.append(0)
+        self.containers.append("function")
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scope.end_order = self.order
+        self.scopes.pop()
+        self.loop_depth.pop()
+        self.containers.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        for p in node.params.params:
+            self.skip_names.add(id(p.name))
+
+    # ----- loops
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, None, node, from_loop=node.iter)
+        self.loop_depth[-1] += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loop_depth[-1] -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loop_depth[-1] += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loop_depth[-1] -= 1
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, None, node, from_loop=node.iter)
+
+    # ----- with GradientTape
+    def visit_With(self, node: cst.With) -> None:
+        blocks: list[TapeBlock] = []
+        for item in node.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            qualified = self.f.imports.resolve(call.func)
+            if qualified not in TAPE_CLASSES:
+                continue
+            name = None
+            if item.asname is not None:
+                name = dotted(item.asname.name)
+                if isinstance(item.asname.name, cst.Name):
+                    self.skip_names.add(id(item.asname.name))
+            persistent_arg = arg_value(call, 0, "persistent")
+            persistent = isinstance(persistent_arg, cst.Name) and persistent_arg.value == "True"
+            block = TapeBlock(
+                name=name,
+                persistent=persistent,
+                node=node,
+                call=call,
+                scope=self.scope,
+                order=self.order,
+                loop_depth=self.loop_depth[-1],
+            )
+            blocks.append(block)
+            self.f.tapes.append(block)
+            if name is not None:
+                self.f.bindings.append(
+                    Binding(name, call, None, self.scope, self.order, node, item.asname.name, self.loop_depth[-1])
+                )
+        if blocks:
+            self.open_withs[id(node)] = blocks
+            self.tapes.extend(blocks)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        blocks = self.open_withs.pop(id(original_node), None)
+        if blocks:
+            for block in blocks:
+                block.end_order = self.order
+                self.tapes.pop()
+
+    # ----- bindings
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node.value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = dotted(node.target)
+        if name is not None:
+            self.f.bindings.append(
+                Binding(name, node.value, None, self.scope, self.order, node, node.target,
+                        self.loop_depth[-1], tuple(self.tapes), augmented=True)
+            )
+            self.f.name_uses.append(NameUse(name, self.scope, self.order, node.target))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node.value, node)
+
+    def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
+                     stmt: cst.CSTNode, from_loop: cst.BaseExpression | None = None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                inner = element.value
+                if isinstance(inner, cst.StarredElement):
+                    inner = inner.value
+                self._record(inner, value, index, stmt, from_loop)
+        else:
+            self._record(target, value, None, stmt, from_loop)
+
+    def _record(self, target: cst.BaseExpression, value: cst.BaseExpression | None, index: int | None,
+                stmt: cst.CSTNode, from_loop: cst.BaseExpression | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._record(element.value, None, None, stmt, from_loop)
+            return
+        name = dotted(target)
+        if name is None:
+            return
+        if isinstance(target, cst.Name):
+            self.skip_names.add(id(target))
+        binding = Binding(
+            name, value, index, self.scope, self.order, stmt, target, self.loop_depth[-1], tuple(self.tapes)
+        )
+        if from_loop is not None:
+            self.f.loop_bindings[id(binding)] = from_loop
+        self.f.bindings.append(binding)
+
+    # ----- uses
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip_names.add(id(node.attr))
+        name = dotted(node)
+        if name is not None:
+            self.f.name_uses.append(NameUse(name, self.scope, self.order, node))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip_names.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self.skip_names:
+            return
+        self.f.name_uses.append(NameUse(node.value, self.scope, self.order, node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        site = CallSite(
+            node=node,
+            scope=self.scope,
+            order=self.order,
+            func=dotted(node.func),
+            qualified=self.f.imports.resolve(node.func),
+            tapes=tuple(self.tapes),
+            loop_depth=self.loop_depth[-1],
+        )
+        self.f.calls.append(site)
+        self.f.call_by_node[id(node)] = site
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.f.returns.append(ReturnSite(node.value, self.scope, self.order))
+
+
+class Facts:
+    """Everything recorded about one module, plus the lookups rules share."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.imports = ImportMap()
+        self.module_scope = Scope(node=None, name="<module>", class_name=None, parent=None)
+        self.scopes: list[Scope] = [self.module_scope]
+        self.functions: dict[str, Scope] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.bindings: list[Binding] = []
+        self.loop_bindings: dict[int, cst.BaseExpression] = {}
+        self.calls: list[CallSite] = []
+        self.call_by_node: dict[int, CallSite] = {}
+        self.tapes: list[TapeBlock] = []
+        self.returns: list[ReturnSite] = []
+        self.name_uses: list[NameUse] = []
+        # Imports are usually at the top, but a late `import tensorflow as tf` inside a function must
+        # still resolve calls made before it in document order: collect imports first.
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import):
+                        self.imports.add_import(small)
+                    elif isinstance(small, cst.ImportFrom):
+                        self.imports.add_import_from(small)
+        module.visit(_Collector(self))
+        self._bindings_by_target: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            self._bindings_by_target.setdefault(binding.target, []).append(binding)
+        self._calls_by_func: dict[str, list[CallSite]] = {}
+        for call in self.calls:
+            if call.func is not None:
+                self._calls_by_func.setdefault(call.func, []).append(call)
+        self._cache: dict[object, object] = {}
+
+    # ----- name resolution
+    def resolve(self, node: cst.BaseExpression | None) -> str | None:
+        return self.imports.resolve(node)
+
+    def call_site(self, node: cst.Call) -> CallSite | None:
+        return self.call_by_node.get(id(node))
+
+    def calls_to(self, func: str) -> list[CallSite]:
+        return self._calls_by_func.get(func, [])
+
+    def bindings_of(self, target: str) -> list[Binding]:
+        return self._bindings_by_target.get(target, [])
+
+    def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
+        """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it."""
+        candidates = self.bindings_of(target)
+        if not candidates:
+            return []
+        if target.startswith("self.") and scope.class_name is not None:
+            same_class = [b for b in candidates if b.scope.class_name == scope.class_name]
+            return same_class
+        for current in scope.chain():
+            found = [b for b in candidates if b.scope is current]
+            if found:
+                return found
+            if target.split(".")[0] in current.params:
+                return []
+        return []
+
+    def binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
+        """The binding of `target` a read at `order` in `scope` sees (last one before it)."""
+        visible = self.visible_bindings(target, scope)
+        if not visible:
+            return None
+        same_scope = [b for b in visible if b.scope is scope]
+        if same_scope:
+            before = [b for b in same_scope if b.order < order]
+            return before[-1] if before else None
+        # A read from an inner function sees the enclosing scope's final value.
+        return visible[-1]
+
+    def is_param(self, name: str, scope: Scope) -> bool:
+        for current in scope.chain():
+            if any(b.scope is current for b in self.bindings_of(name)):
+                return False
+            if name in current.params:
+                return True
+        return False
+
+    def param_scope(self, name: str, scope: Scope) -> Scope | None:
+        for current in scope.chain():
+            if name in current.params:
+                return current
+        return None
+
+    def call_sites_of_scope(self, scope: Scope) -> list[CallSite]:
+        """Calls in this module that invoke the function or method `scope`."""
+        if scope.is_module or scope.node is None:
+            return []
+        name = scope.simple_name
+        if scope.class_name is not None:
+            return [c for c in self.calls if c.func == f"self.{name}" and c.scope.class_name == scope.class_name]
+        return [c for c in self.calls_to(name)]
+
+    def argument_for_param(self, call: cst.Call, scope: Scope, param: str) -> cst.BaseExpression | None:
+        params = list(scope.params)
+        if scope.class_name is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if param not in params:
+            return None
+        return arg_value(call, params.index(param), param)
+
+    def uses_after(self, name: str, scope: Scope, order: int) -> list[NameUse]:
+        uses = []
+        for use in self.name_uses:
+            if use.order <= order:
+                continue
+            if use.name != name and not use.name.startswith(name + "."):
+                continue
+            if use.scope is scope or scope.contains(use.scope):
+                uses.append(use)
+        return uses
+
+    def scope_of_order(self, order: int) -> Scope:
+        best = self.module_scope
+        for scope in self.scopes[1:]:
+            if scope.order <= order <= scope.end_order and best.contains(scope):
+                best = scope
+        return best
+
+    def returns_of(self, scope: Scope) -> list[ReturnSite]:
+        return [r for r in self.returns if r.scope is scope]
+
+    def gradient_calls(self) -> list[CallSite]:
+        """`tape.gradient(...)`-style calls whose receiver is a GradientTape bound by a `with`."""
+        key = "gradient_calls"
+        if key not in self._cache:
+            tape_names = {t.name for t in self.tapes if t.name}
+            self._cache[key] = [
+                c for c in self.calls if c.method in GRADIENT_METHODS and c.receiver in tape_names
+            ]
+        return self._cache[key]  # type: ignore[return-value]
+
+    def tape_for_call(self, call: CallSite) -> TapeBlock | None:
+        """The tape block a `tape.gradient` call refers to: the last one of that name before it."""
+        candidates = [t for t in self.tapes if t.name == call.receiver and t.order < call.order]
+        same_scope = [t for t in candidates if t.scope is call.scope or t.scope.contains(call.scope)]
+        pool = same_scope or candidates
+        return pool[-1] if pool else None
+
+    @property
+    def uses_gradient_tape(self) -> bool:
+        return bool(self.tapes)
+
+    def cached(self, key: object, compute):  # type: ignore[no-untyped-def]
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]

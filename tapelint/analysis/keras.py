@@ -1,0 +1,539 @@
+"""What tapelint knows about Keras objects: optimizers, losses, layers, models and their outputs.
+
+All lookups go through `Facts`, so a name is followed through assignments, module-level globals,
+factory functions, parameters (via the module's call sites) and `self.` attributes.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tapelint.analysis.constants import boolean, number, string
+from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.names import dotted
+
+# ----------------------------------------------------------------------------- optimizers
+
+ADAPTIVE_OPTIMIZERS = frozenset(
+    {"Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adafactor", "Lion", "Lamb", "Ftrl"}
+)
+SGD_OPTIMIZERS = frozenset({"SGD"})
+OTHER_OPTIMIZERS = frozenset({"Adadelta", "Optimizer", "LossScaleOptimizer", "Muon"})
+OPTIMIZER_CLASSES = ADAPTIVE_OPTIMIZERS | SGD_OPTIMIZERS | OTHER_OPTIMIZERS
+APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+LOSS_SCALE_WRAPPERS = frozenset({"LossScaleOptimizer"})
+
+
+def optimizer_class(qualified: str | None) -> str | None:
+    """`Adam` for any spelling of a Keras optimizer class (incl. legacy/experimental), else None."""
+    if not qualified or not qualified.startswith("keras.optimizers") and not qualified.startswith(
+        "keras.mixed_precision"
+    ):
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    if last in OPTIMIZER_CLASSES and last != "Optimizer":
+        return last
+    return None
+
+
+def is_legacy_optimizer(qualified: str | None) -> bool:
+    return bool(qualified) and ".legacy." in qualified
+
+
+SCHEDULE_PREFIX = "keras.optimizers.schedules."
+
+
+@dataclass
+class LearningRate:
+    value: float | None
+    node: cst.BaseExpression | None  # the expression the value came from
+    via_schedule: str | None = None
+
+
+def learning_rate(facts: Facts, call: CallSite) -> LearningRate:
+    """The (initial) learning rate an optimizer construction uses, through names and schedules."""
+    expr = arg_value(call.node, 0, "learning_rate")
+    if expr is None:
+        expr = arg_value(call.node, None, "lr")
+    if expr is None:
+        return LearningRate(None, None)
+    return _lr_value(facts, expr, call.scope, call.order, 0)
+
+
+def _lr_value(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int, depth: int) -> LearningRate:
+    if depth > 6:
+        return LearningRate(None, expr)
+    value = number(facts, expr, scope, order)
+    if value is not None:
+        return LearningRate(value, expr)
+    if isinstance(expr, cst.Call):
+        qualified = facts.resolve(expr.func)
+        if qualified and qualified.startswith(SCHEDULE_PREFIX):
+            initial = arg_value(expr, 0, "initial_learning_rate")
+            if initial is None:
+                return LearningRate(None, expr, qualified.rsplit(".", 1)[-1])
+            inner = _lr_value(facts, initial, scope, order, depth + 1)
+            return LearningRate(inner.value, initial, qualified.rsplit(".", 1)[-1])
+    if isinstance(expr, cst.Name):
+        binding = facts.binding_before(expr.value, scope, order)
+        if binding is not None and binding.value is not None and binding.index is None:
+            return _lr_value(facts, binding.value, binding.scope, binding.order, depth + 1)
+    return LearningRate(None, expr)
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+class LossFamily(str, enum.Enum):
+    CATEGORICAL = "categorical"
+    SPARSE = "sparse"
+    BINARY = "binary"
+
+
+_LOSS_CLASSES = {
+    "CategoricalCrossentropy": LossFamily.CATEGORICAL,
+    "CategoricalFocalCrossentropy": LossFamily.CATEGORICAL,
+    "SparseCategoricalCrossentropy": LossFamily.SPARSE,
+    "BinaryCrossentropy": LossFamily.BINARY,
+    "BinaryFocalCrossentropy": LossFamily.BINARY,
+}
+_LOSS_FUNCTIONS = {
+    "categorical_crossentropy": LossFamily.CATEGORICAL,
+    "categorical_focal_crossentropy": LossFamily.CATEGORICAL,
+    "sparse_categorical_crossentropy": LossFamily.SPARSE,
+    "binary_crossentropy": LossFamily.BINARY,
+    "binary_focal_crossentropy": LossFamily.BINARY,
+}
+_LOSS_STRINGS = {
+    "categorical_crossentropy": LossFamily.CATEGORICAL,
+    "sparse_categorical_crossentropy": LossFamily.SPARSE,
+    "binary_crossentropy": LossFamily.BINARY,
+}
+
+
+@dataclass
+class LossSpec:
+    """A cross-entropy loss: where it was built and whether it expects logits."""
+
+    family: LossFamily
+    from_logits: bool | None  # None: not a constant
+    construction: cst.Call | None  # the class construction or function call that sets from_logits
+    from_logits_arg: cst.Arg | None
+    name: str  # class or function name, for messages
+    is_function: bool = False
+
+
+def _loss_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
+    qualified = facts.resolve(call.func)
+    if not qualified or not qualified.startswith("keras.losses."):
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    family = _LOSS_CLASSES.get(last)
+    is_function = False
+    if family is None:
+        family = _LOSS_FUNCTIONS.get(last)
+        is_function = family is not None
+    if family is None:
+        return None
+    arg = keyword_arg(call, "from_logits")
+    if arg is None and not is_function:
+        positional = [a for a in call.args if a.keyword is None]
+        arg = positional[0] if positional else None
+    if arg is None:
+        from_logits: bool | None = False
+    else:
+        from_logits = boolean(arg.value)
+    return LossSpec(family, from_logits, call, arg, last, is_function)
+
+
+@dataclass
+class LossCall:
+    """A place where a cross-entropy is evaluated on a prediction."""
+
+    site: CallSite
+    spec: LossSpec
+    y_pred: cst.BaseExpression | None
+    y_true: cst.BaseExpression | None
+
+
+def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> LossSpec | None:
+    """The loss object an expression refers to (`loss_fn`, `self.loss_fn`, a constructor call)."""
+    if expr is None or depth > 5:
+        return None
+    if isinstance(expr, cst.Call):
+        spec = _loss_from_call(facts, expr)
+        if spec is not None and not spec.is_function:
+            return spec
+        return None
+    if isinstance(expr, cst.SimpleString):
+        family = _LOSS_STRINGS.get(string(expr) or "")
+        return LossSpec(family, False, None, None, string(expr) or "", False) if family else None
+    name = dotted(expr)
+    if name is None:
+        return None
+    binding = facts.binding_before(name, scope, order)
+    if binding is None or binding.value is None or binding.index is not None:
+        return None
+    return loss_object(facts, binding.value, binding.scope, binding.order, depth + 1)
+
+
+def loss_calls(facts: Facts) -> list[LossCall]:
+    """Every cross-entropy evaluation in the module: `loss_fn(y, p)`, `categorical_crossentropy(y, p)`."""
+
+    def compute() -> list[LossCall]:
+        found: list[LossCall] = []
+        for site in facts.calls:
+            call = site.node
+            spec = _loss_from_call(facts, call)
+            if spec is not None and spec.is_function:
+                found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
+                continue
+            spec = loss_object(facts, call.func, site.scope, site.order)
+            if spec is not None:
+                found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
+        return found
+
+    return facts.cached("loss_calls", compute)  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------- layers and models
+
+
+class Output(str, enum.Enum):
+    PROBABILITIES = "probabilities"
+    LOGITS = "logits"
+    OTHER = "other"  # relu, tanh, ...: neither
+    UNKNOWN = "unknown"
+
+
+PROBABILITY_ACTIVATIONS = frozenset({"softmax", "sigmoid"})
+LINEAR_ACTIVATIONS = frozenset({"linear", None})
+ACTIVATION_FUNCTIONS = {
+    "tensorflow.nn.softmax": "softmax",
+    "tensorflow.math.softmax": "softmax",
+    "tensorflow.nn.sigmoid": "sigmoid",
+    "tensorflow.math.sigmoid": "sigmoid",
+    "tensorflow.sigmoid": "sigmoid",
+    "keras.activations.softmax": "softmax",
+    "keras.activations.sigmoid": "sigmoid",
+    "keras.ops.softmax": "softmax",
+    "keras.ops.sigmoid": "sigmoid",
+    "keras.backend.softmax": "softmax",
+    "keras.backend.sigmoid": "sigmoid",
+    "tensorflow.nn.relu": "relu",
+    "tensorflow.nn.tanh": "tanh",
+    "tensorflow.math.tanh": "tanh",
+    "tensorflow.tanh": "tanh",
+    "keras.activations.relu": "relu",
+    "keras.activations.tanh": "tanh",
+    "keras.activations.linear": "linear",
+}
+WEIGHTED_LAYERS = frozenset(
+    {
+        "Dense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv1DTranspose", "Conv3DTranspose",
+        "SeparableConv2D", "SeparableConv1D", "DepthwiseConv2D", "Embedding", "LSTM", "GRU", "SimpleRNN",
+        "BatchNormalization", "LayerNormalization", "MultiHeadAttention", "EinsumDense", "Bidirectional",
+        "ConvLSTM2D", "GroupNormalization",
+    }
+)
+ACTIVATION_LAYERS = frozenset({"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "SeparableConv2D",
+                               "DepthwiseConv2D", "EinsumDense"})
+PASSTHROUGH_LAYERS = frozenset({"Dropout", "Reshape", "Flatten", "Permute", "SpatialDropout1D",
+                                "SpatialDropout2D", "GaussianNoise", "ActivityRegularization"})
+MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+
+# keras.applications families that contain BatchNormalization layers.
+BATCHNORM_APPLICATIONS = (
+    "ResNet", "EfficientNet", "MobileNet", "DenseNet", "Inception", "Xception", "NASNet", "ConvNeXt",
+    "RegNet",
+)
+APPLICATIONS_PREFIX = "keras.applications."
+
+
+def layer_class(facts: Facts, call: cst.Call) -> str | None:
+    """`Dense` if the call constructs a Keras layer, else None."""
+    qualified = facts.resolve(call.func)
+    if qualified and qualified.startswith("keras.layers."):
+        return qualified.rsplit(".", 1)[-1]
+    return None
+
+
+def application_name(facts: Facts, call: cst.Call) -> str | None:
+    qualified = facts.resolve(call.func)
+    if qualified and qualified.startswith(APPLICATIONS_PREFIX):
+        last = qualified.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return last
+    return None
+
+
+def application_has_batchnorm(name: str) -> bool:
+    return name.startswith(BATCHNORM_APPLICATIONS)
+
+
+def _activation_name(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
+    if expr is None:
+        return None
+    text = string(expr)
+    if text is not None:
+        return text.lower()
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return None
+    qualified = facts.resolve(expr)
+    if qualified in ACTIVATION_FUNCTIONS:
+        return ACTIVATION_FUNCTIONS[qualified]
+    return "<unknown>"
+
+
+def layer_activation(facts: Facts, call: cst.Call, cls: str) -> str | None:
+    """The activation a layer construction applies ("softmax", "relu", None for linear)."""
+    if cls == "Softmax":
+        return "softmax"
+    if cls in ("Activation",):
+        return _activation_name(facts, arg_value(call, 0, "activation"))
+    if cls == "ReLU":
+        return "relu"
+    if cls in ACTIVATION_LAYERS:
+        position = 1 if cls in ("Dense", "EinsumDense") else None
+        return _activation_name(facts, arg_value(call, position, "activation"))
+    return "<unknown>"
+
+
+def _kind_from_activation(activation: str | None) -> Output:
+    if activation in PROBABILITY_ACTIVATIONS:
+        return Output.PROBABILITIES
+    if activation in LINEAR_ACTIVATIONS:
+        return Output.LOGITS
+    if activation == "<unknown>":
+        return Output.UNKNOWN
+    return Output.OTHER
+
+
+@dataclass
+class OutputInfo:
+    kind: Output
+    node: cst.CSTNode | None = None  # where the final activation (or its absence) is written
+    description: str = ""
+    activation: str | None = None
+
+
+UNKNOWN = OutputInfo(Output.UNKNOWN)
+
+
+@dataclass
+class ModelInfo:
+    """A model built in this module, as far as it can be read statically."""
+
+    construction: cst.CSTNode
+    kind: str  # "sequential" | "functional" | "subclass" | "application" | "loaded" | "unknown"
+    name: str
+    layers: list[tuple[str, cst.Call]] = field(default_factory=list)
+    output: OutputInfo = field(default_factory=lambda: UNKNOWN)
+    application: str | None = None
+    class_name: str | None = None
+
+
+class ModelReader:
+    """Reads models and the kind of value an expression holds (probabilities or logits)."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.f = facts
+
+    # --- models
+    def model_of(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> ModelInfo | None:
+        if expr is None or depth > 8:
+            return None
+        f = self.f
+        if isinstance(expr, cst.Call):
+            qualified = f.resolve(expr.func)
+            app = application_name(f, expr)
+            if app is not None:
+                include_top = boolean(arg_value(expr, 0, "include_top"))
+                info = ModelInfo(expr, "application", app, application=app)
+                if include_top is not False:
+                    act = _activation_name(f, arg_value(expr, None, "classifier_activation")) if keyword_arg(
+                        expr, "classifier_activation") else "softmax"
+                    info.output = OutputInfo(_kind_from_activation(act), expr, f"`{app}` classifier", act)
+                return info
+            if qualified in ("keras.Sequential", "keras.models.Sequential"):
+                return self._sequential(expr, scope, order)
+            if qualified in ("keras.Model", "keras.models.Model"):
+                outputs = arg_value(expr, 1, "outputs")
+                info = ModelInfo(expr, "functional", "Model")
+                if outputs is not None:
+                    info.output = self.value_kind(outputs, scope, expr_order(f, expr, order), depth + 1)
+                return info
+            if qualified in ("keras.models.load_model", "keras.saving.load_model"):
+                return ModelInfo(expr, "loaded", "load_model")
+            name = dotted(expr.func)
+            if name is not None and name in f.classes and self._is_model_class(name):
+                return self._subclass(expr, name)
+            if name is not None and name in f.functions:
+                func = f.functions[name]
+                for ret in f.returns_of(func):
+                    info = self.model_of(ret.value, func, ret.order, depth + 1)
+                    if info is not None:
+                        return info
+            return None
+        name = dotted(expr)
+        if name is None:
+            return None
+        if name == "self" and scope.class_name and self._is_model_class(scope.class_name):
+            return self._subclass(f.classes[scope.class_name].node, scope.class_name)
+        binding = f.binding_before(name, scope, order)
+        if binding is None:
+            return self._model_from_param(name, scope, depth)
+        if binding.value is None or binding.index is not None:
+            return None
+        info = self.model_of(binding.value, binding.scope, binding.order, depth + 1)
+        if info is not None and info.kind == "sequential":
+            self._add_calls(info, name, binding)
+        return info
+
+    def _model_from_param(self, name: str, scope: Scope, depth: int) -> ModelInfo | None:
+        """A parameter: follow the module's call sites when they all agree."""
+        func = self.f.param_scope(name, scope)
+        if func is None:
+            return None
+        found: ModelInfo | None = None
+        for site in self.f.call_sites_of_scope(func):
+            arg = self.f.argument_for_param(site.node, func, name)
+            info = self.model_of(arg, site.scope, site.order, depth + 1)
+            if info is None:
+                return None
+            if found is not None and found.construction is not info.construction:
+                return None
+            found = info
+        return found
+
+    def _is_model_class(self, name: str, depth: int = 0) -> bool:
+        cls = self.f.classes.get(name)
+        if cls is None or depth > 5:
+            return False
+        for base in cls.bases:
+            if base in MODEL_CLASSES or base in ("keras.layers.Layer", "keras.Layer"):
+                return True
+            if base in self.f.classes and self._is_model_class(base, depth + 1):
+                return True
+        return False
+
+    def _sequential(self, call: cst.Call, scope: Scope, order: int) -> ModelInfo:
+        info = ModelInfo(call, "sequential", "Sequential")
+        layers_expr = arg_value(call, 0, "layers")
+        if isinstance(layers_expr, (cst.List, cst.Tuple)):
+            for element in layers_expr.elements:
+                if isinstance(element.value, cst.Call):
+                    cls = layer_class(self.f, element.value)
+                    if cls is not None:
+                        info.layers.append((cls, element.value))
+        info.output = self._sequential_output(info)
+        return info
+
+    def _add_calls(self, info: ModelInfo, name: str, binding: Binding) -> None:
+        added = False
+        for site in self.f.calls:
+            if site.receiver == name and site.method == "add" and site.order > binding.order and (
+                site.scope is binding.scope
+            ):
+                layer = arg_value(site.node, 0, "layer")
+                if isinstance(layer, cst.Call):
+                    cls = layer_class(self.f, layer)
+                    if cls is not None and all(layer is not existing for _, existing in info.layers):
+                        info.layers.append((cls, layer))
+                        added = True
+        if added:
+            info.output = self._sequential_output(info)
+
+    def _sequential_output(self, info: ModelInfo) -> OutputInfo:
+        for cls, call in reversed(info.layers):
+            if cls in PASSTHROUGH_LAYERS or cls == "InputLayer" or cls == "Input":
+                continue
+            act = layer_activation(self.f, call, cls)
+            return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
+        return UNKNOWN
+
+    def _subclass(self, node: cst.CSTNode, class_name: str) -> ModelInfo:
+        def compute() -> ModelInfo:
+            info = ModelInfo(node, "subclass", class_name, class_name=class_name)
+            cls = self.f.classes[class_name]
+            call = cls.methods.get("call")
+            if call is not None:
+                kinds = [self.value_kind(r.value, call, r.order) for r in self.f.returns_of(call)]
+                if kinds and all(k.kind == kinds[0].kind for k in kinds):
+                    info.output = kinds[0]
+            for binding in self.f.bindings:
+                if binding.scope.class_name == class_name and isinstance(binding.value, cst.Call):
+                    cls_name = layer_class(self.f, binding.value)
+                    if cls_name is not None:
+                        info.layers.append((cls_name, binding.value))
+            return info
+
+        return self.f.cached(("subclass", class_name), compute)  # type: ignore[return-value]
+
+    # --- values
+    def value_kind(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> OutputInfo:
+        """Whether `expr` holds probabilities, logits, or something else."""
+        f = self.f
+        if expr is None or depth > 10:
+            return UNKNOWN
+        if isinstance(expr, cst.Call):
+            qualified = f.resolve(expr.func)
+            if qualified in ACTIVATION_FUNCTIONS:
+                act = ACTIVATION_FUNCTIONS[qualified]
+                return OutputInfo(_kind_from_activation(act), expr, f"`{dotted(expr.func)}`", act)
+            if qualified in ("tensorflow.squeeze", "tensorflow.reshape", "tensorflow.identity",
+                             "keras.ops.squeeze", "keras.ops.reshape"):
+                return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
+            # `Layer(...)(x)`: a functional layer application
+            if isinstance(expr.func, cst.Call):
+                cls = layer_class(f, expr.func)
+                if cls is not None:
+                    if cls in PASSTHROUGH_LAYERS:
+                        return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
+                    act = layer_activation(f, expr.func, cls)
+                    return OutputInfo(_kind_from_activation(act), expr.func, f"`{cls}` layer", act)
+                return UNKNOWN
+            # `self.dense(x)` where `self.dense = Dense(...)`
+            func_name = dotted(expr.func)
+            if func_name is not None:
+                layer = self._layer_held_by(func_name, scope, order)
+                if layer is not None:
+                    cls, call = layer
+                    if cls in PASSTHROUGH_LAYERS:
+                        return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
+                    act = layer_activation(f, call, cls)
+                    return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
+                model = self.model_of(expr.func, scope, order, depth + 1)
+                if model is not None:
+                    return model.output
+            return UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            return self.value_kind(expr.value, scope, order, depth + 1)
+        name = dotted(expr)
+        if name is not None:
+            binding = f.binding_before(name, scope, order)
+            if binding is None or binding.value is None:
+                return UNKNOWN
+            if binding.index is not None:
+                return UNKNOWN
+            return self.value_kind(binding.value, binding.scope, binding.order, depth + 1)
+        return UNKNOWN
+
+    def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
+        binding = self.f.binding_before(name, scope, order)
+        if binding is None or not isinstance(binding.value, cst.Call):
+            return None
+        cls = layer_class(self.f, binding.value)
+        return (cls, binding.value) if cls is not None else None
+
+
+def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
+    site = facts.call_site(call)
+    return site.order if site is not None else default
+
+
+def model_reader(facts: Facts) -> ModelReader:
+    return facts.cached("model_reader", lambda: ModelReader(facts))  # type: ignore[return-value]

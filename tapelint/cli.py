@@ -1,0 +1,139 @@
+"""The command line. Each command parses its options and calls one library function.
+
+`tapelint PATH...` is shorthand for `tapelint check PATH...`.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+
+import typer
+from typer.core import TyperGroup
+
+from tapelint import __version__
+from tapelint.errors import TapelintError
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _DefaultCheckGroup(TyperGroup):
+    """Routes `tapelint src/` to the `check` command, so the short form keeps working."""
+
+    def parse_args(self, ctx: "typer.Context", args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_DefaultCheckGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="tapelint finds why a TensorFlow GradientTape training loop silently fails to learn.\n\n"
+    "`tapelint PATH...` is short for `tapelint check PATH...`.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def fail(message: str) -> "typer.Exit":
+    typer.echo(f"tapelint: error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tapelint {__version__}")
+        raise typer.Exit(EXIT_CLEAN)
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """tapelint finds why a TensorFlow GradientTape training loop silently fails to learn."""
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+@app.command()
+def check(
+    paths: List[str] = typer.Argument(..., help="Files or folders to lint; `-` reads standard input."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes such as TL2, or names)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
+    extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection, e.g. off-by-default ones."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+    stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename", help="The file name to report for `-`, also used to find the config."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: number of cores)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
+) -> None:
+    """Lint Python files and folders for GradientTape training-loop bugs."""
+    from tapelint.api import run_check
+
+    try:
+        code = run_check(
+            paths=paths, select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
+            output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
+            jobs=jobs, exit_zero=exit_zero, quiet=quiet,
+        )
+    except TapelintError as error:
+        raise fail(str(error)) from None
+    raise typer.Exit(code)
+
+
+@app.command("rules")
+def list_rules(
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+) -> None:
+    """List every rule: code, name, severity, and whether it is on by default."""
+    from tapelint.api import rules_table
+
+    typer.echo(rules_table(output_format.value), nl=False)
+
+
+@app.command("rule")
+def explain_rule(key: str = typer.Argument(..., help="A rule code (TL001) or name (optimizer-never-applied).")) -> None:
+    """Explain one rule: its full documentation."""
+    from tapelint.api import explain
+
+    try:
+        typer.echo(explain(key))
+    except TapelintError as error:
+        raise fail(str(error)) from None
+
+
+def main() -> None:
+    try:
+        app(prog_name="tapelint")
+    except KeyboardInterrupt:
+        typer.echo("tapelint: interrupted", err=True)
+        sys.exit(130)
+    except TapelintError as error:
+        typer.echo(f"tapelint: error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as error:  # noqa: BLE001 - a bug in tapelint must not print a traceback at users
+        detail = f"{type(error).__name__}: {error}".splitlines()[0]
+        typer.echo(f"tapelint: internal error: {detail} (please report it)", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

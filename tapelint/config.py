@@ -1,0 +1,228 @@
+"""`[tool.tapelint]` in pyproject.toml -> a Config. Unknown keys and bad values are errors."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from tapelint import registry
+from tapelint.errors import ConfigError
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__", "build", "dist",
+    "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "site-packages",
+    ".eggs",
+)
+
+_TOP_KEYS = {
+    "select": "list of rule codes, prefixes or names",
+    "ignore": "list of rule codes, prefixes or names",
+    "extend-select": "list of rule codes, prefixes or names",
+    "exclude": "list of glob patterns",
+    "extend-exclude": "list of glob patterns",
+    "per-file-ignores": "table of glob -> list of selectors",
+    "keras-version": "2 or 3",
+    "include-notebooks": "true or false",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    keras_version: int | None = None
+    include_notebooks: bool = True
+    rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    probe: tuple[tuple[str, Any], ...] = ()
+    root: str | None = None  # folder of the pyproject.toml the settings came from
+    source: str | None = None
+
+    def enabled_rules(self):  # type: ignore[no-untyped-def]
+        return registry.resolve(list(self.select) if self.select is not None else None,
+                                list(self.extend_select), list(self.ignore))
+
+    def options_for(self, rule_name: str) -> dict[str, Any]:
+        for name, values in self.rule_options:
+            if name == rule_name:
+                return dict(values)
+        return {}
+
+    def ignores_for(self, path: str) -> list[str]:
+        """Selectors ignored for this file by per-file-ignores (globs relative to the config root)."""
+        relative = _relative(path, self.root)
+        found: list[str] = []
+        for pattern, selectors in self.per_file_ignores:
+            if _glob_match(relative, pattern):
+                found.extend(selectors)
+        return found
+
+    def is_excluded(self, path: Path) -> bool:
+        relative = _relative(str(path), self.root)
+        parts = PurePosixPath(relative).parts
+        for pattern in (*self.exclude, *self.extend_exclude):
+            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+                return True
+            if _glob_match(relative, pattern):
+                return True
+        return False
+
+    def with_cli(self, select: list[str] | None, ignore: list[str] | None,
+                 extend_select: list[str] | None) -> "Config":
+        changes: dict[str, Any] = {}
+        if select:
+            registry.validate_selectors(select, "--select")
+            changes["select"] = tuple(select)
+        if ignore:
+            registry.validate_selectors(ignore, "--ignore")
+            changes["ignore"] = (*self.ignore, *ignore)
+        if extend_select:
+            registry.validate_selectors(extend_select, "--extend-select")
+            changes["extend_select"] = (*self.extend_select, *extend_select)
+        return replace(self, **changes) if changes else self
+
+
+def _relative(path: str, root: str | None) -> str:
+    p = Path(path)
+    if root is not None:
+        try:
+            return p.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return p.as_posix()
+
+
+def _glob_match(relative: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatchcase(relative, pattern):
+        return True
+    # "tests/" style patterns match everything below that folder.
+    return fnmatch.fnmatchcase(relative, pattern + "/*") or fnmatch.fnmatchcase(relative, "*/" + pattern)
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` that has a [tool.tapelint] table."""
+    current = start.resolve()
+    if current.is_file() or not current.exists():
+        current = current.parent
+    for folder in (current, *current.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "tool.tapelint" in text or "[tool]" in text and "tapelint" in text:
+                return candidate
+    return None
+
+
+def load(path: Path | None) -> Config:
+    """Read a config file. `None` gives the defaults."""
+    if path is None:
+        return Config()
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read config {path}: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = data.get("tool", {}).get("tapelint")
+    if table is None:
+        if path.name != "pyproject.toml":
+            table = data  # a standalone tapelint.toml holds the keys at the top
+        else:
+            return Config(root=str(path.parent), source=str(path))
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.tapelint] must be a table")
+    return parse(table, str(path), str(path.parent))
+
+
+def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
+    rule_names = {r.name: r for r in registry.all_rules()}
+    values: dict[str, Any] = {"root": root, "source": where}
+    rule_options: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
+    for key, value in table.items():
+        if key in ("select", "ignore", "extend-select"):
+            selectors = _string_list(value, key, where)
+            registry.validate_selectors(selectors, f"{where}: `{key}`")
+            values[key.replace("-", "_")] = selectors
+        elif key in ("exclude", "extend-exclude"):
+            patterns = _string_list(value, key, where)
+            values[key.replace("-", "_")] = (*DEFAULT_EXCLUDE, *patterns) if key == "exclude" else patterns
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [selectors]")
+            entries = []
+            for pattern, selectors in value.items():
+                selectors = _string_list(selectors, f"per-file-ignores.{pattern}", where)
+                registry.validate_selectors(selectors, f"{where}: `per-file-ignores.{pattern}`")
+                entries.append((pattern, selectors))
+            values["per_file_ignores"] = tuple(entries)
+        elif key == "keras-version":
+            if value not in (2, 3):
+                raise ConfigError(f"{where}: `keras-version` must be 2 or 3, not {value!r}")
+            values["keras_version"] = value
+        elif key == "include-notebooks":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `include-notebooks` must be true or false")
+            values["include_notebooks"] = value
+        elif key == "probe":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")
+            from tapelint.probe_settings import validate_probe_settings
+
+            values["probe"] = tuple(sorted(validate_probe_settings(value, where).items()))
+        elif key in rule_names:
+            rule_options.append((key, _rule_options(rule_names[key], value, where)))
+        else:
+            known = ", ".join(sorted([*_TOP_KEYS, "probe"]))
+            raise ConfigError(
+                f"{where}: unknown key `{key}` in [tool.tapelint] (known: {known}, or a rule name with options)"
+            )
+    values["rule_options"] = tuple(rule_options)
+    return Config(**values)
+
+
+def _rule_options(rule, value: Any, where: str) -> tuple[tuple[str, Any], ...]:  # type: ignore[no-untyped-def]
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: [tool.tapelint.{rule.name}] must be a table")
+    parsed = []
+    for key, option_value in value.items():
+        option = rule.options.get(key)
+        if option is None:
+            known = ", ".join(sorted(rule.options)) or "none"
+            raise ConfigError(f"{where}: unknown option `{key}` for {rule.code} {rule.name} (known: {known})")
+        expected = option.type
+        ok = isinstance(option_value, expected) and not (expected is not bool and isinstance(option_value, bool))
+        if expected is float and isinstance(option_value, int) and not isinstance(option_value, bool):
+            option_value, ok = float(option_value), True
+        if not ok:
+            raise ConfigError(
+                f"{where}: `{rule.name}.{key}` must be {expected.__name__}, not {type(option_value).__name__}"
+            )
+        if isinstance(option_value, float) and option_value <= 0:
+            raise ConfigError(f"{where}: `{rule.name}.{key}` must be positive")
+        parsed.append((key, option_value))
+    return tuple(parsed)

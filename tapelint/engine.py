@@ -1,0 +1,184 @@
+"""The pure core: (source, path, config) -> diagnostics. No file or terminal I/O here."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tapelint import registry
+from tapelint.config import Config
+from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.rule import PendingFix, Rule, RuleContext
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(
+    r"#\s*tapelint:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE
+)
+_KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    file_all: bool
+    file_codes: frozenset[str]
+    lines: dict[int, frozenset[str] | None]  # None = bare noqa
+
+    def suppresses(self, diagnostic: Diagnostic) -> bool:
+        keys = {diagnostic.code.upper(), diagnostic.name.upper()}
+        if self.file_all or keys & self.file_codes:
+            return True
+        for line in {diagnostic.line, diagnostic.end_line}:
+            if line in self.lines:
+                codes = self.lines[line]
+                if codes is None or keys & codes:
+                    return True
+        return False
+
+
+def _codes(text: str | None) -> frozenset[str] | None:
+    if not text:
+        return None
+    return frozenset(part.strip().upper() for part in text.split(",") if part.strip())
+
+
+def parse_suppressions(source: str) -> Suppressions:
+    if "noqa" not in source.lower():
+        return Suppressions(False, frozenset(), {})
+    lines: dict[int, frozenset[str] | None] = {}
+    file_all = False
+    file_codes: set[str] = set()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        tokens = []
+    comments = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    for line, comment in comments:
+        file_match = _FILE_NOQA.search(comment)
+        if file_match:
+            codes = _codes(file_match.group("codes"))
+            if codes is None:
+                file_all = True
+            else:
+                file_codes |= codes
+            continue
+        match = _NOQA.search(comment)
+        if match:
+            lines[line] = _codes(match.group("codes"))
+    return Suppressions(file_all, frozenset(file_codes), lines)
+
+
+def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
+    if config.keras_version is not None:
+        return config.keras_version
+    if any(marker in source for marker in _KERAS2_MARKERS) or "tf_keras" in source:
+        if context.facts.imports.uses_tf_keras or "TF_USE_LEGACY_KERAS" in source:
+            return 2
+    return None
+
+
+def _syntax_error(path: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    line = max(error.raw_line, 1)
+    column = max(error.raw_column, 0)
+    message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    return Diagnostic(
+        path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
+        f"Syntax error: {message}; the file was not checked", Severity.ERROR,
+    )
+
+
+def _internal_error(path: str, rule: Rule) -> Diagnostic:
+    error = rule.crash
+    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    return Diagnostic(
+        path, 1, 0, 1, 0, registry.INTERNAL_ERROR[0], registry.INTERNAL_ERROR[1],
+        f"Internal error in {rule.code} {rule.name} ({detail}); its findings for this file are missing, "
+        "please report it",
+        Severity.ERROR,
+    )
+
+
+def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]
+    edits = []
+    for node, replacement in pending.changes:
+        rng = positions.get(node)
+        if rng is None:
+            return None
+        text = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+        edits.append(TextEdit(rng.start.line, rng.start.column, rng.end.line, rng.end.column, text))
+    return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
+
+
+def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
+                rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None) -> list[Diagnostic]:
+    """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse."""
+    config = config or Config()
+    enabled = rules if rules is not None else config.enabled_rules()
+    file_ignores = config.ignores_for(path) if config.per_file_ignores else []
+    if file_ignores:
+        enabled = tuple(r for r in enabled if registry.code_enabled(r.code, r.name, file_ignores))
+    applicable = [r for r in enabled if r.applies_to(source)]
+    if not applicable and not force:
+        return []
+
+    def allowed(code: str, name: str) -> bool:
+        return registry.code_enabled(code, name, [*config.ignore, *file_ignores])
+
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return [_syntax_error(path, error)] if allowed(*registry.SYNTAX_ERROR) else []
+    except RecursionError:
+        diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
+                          "Syntax error: the file is nested too deeply to parse; the file was not checked",
+                          Severity.ERROR)
+        return [diag] if allowed(*registry.SYNTAX_ERROR) else []
+    if not applicable:
+        return []
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    shared: dict = {}
+    context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
+    keras_version = _keras_version(config, source, context)
+    instances: list[Rule] = []
+    for rule_cls in applicable:
+        options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
+        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared)))
+    visitors = [r for r in instances if r.get_visitors()]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    for rule in instances:
+        rule.run_check()
+
+    diagnostics: list[Diagnostic] = []
+    reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
+    if reports:
+        positions = wrapper.resolve(PositionProvider)
+        seen: set[tuple] = set()
+        for rule, report in reports:
+            rng = positions.get(report.node)
+            if rng is None:
+                continue
+            fix = _to_fix(report.fix, module, positions) if report.fix else None
+            diag = Diagnostic(
+                path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
+                rule.code, rule.name, report.message, report.severity, report.confidence, fix,
+            )
+            key = (diag.code, diag.line, diag.column, diag.message)
+            if key not in seen:
+                seen.add(key)
+                diagnostics.append(diag)
+    for rule in instances:
+        if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
+            diagnostics.append(_internal_error(path, rule))
+    if diagnostics:
+        suppressions = parse_suppressions(source)
+        diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+__all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]

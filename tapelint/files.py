@@ -1,0 +1,70 @@
+"""Finding the files to lint and reading them as text."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tapelint.config import Config
+from tapelint.errors import InputError
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    explicit: bool  # named on the command line (always parsed, never prefiltered away)
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.suffix == NOTEBOOK_SUFFIX
+
+
+def discover(paths: list[Path], config: Config) -> list[SourceFile]:
+    """Expand folders into the Python files (and notebooks) below them, in a stable order."""
+    found: dict[Path, SourceFile] = {}
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+        if path.is_file():
+            found.setdefault(path, SourceFile(path, explicit=True))
+            continue
+        for folder, subfolders, filenames in os.walk(path):
+            folder_path = Path(folder)
+            subfolders[:] = sorted(
+                d for d in subfolders if not config.is_excluded(folder_path / d) and not d.startswith(".")
+            )
+            for filename in sorted(filenames):
+                file_path = folder_path / filename
+                wanted = filename.endswith(PYTHON_SUFFIXES) or (
+                    config.include_notebooks and filename.endswith(NOTEBOOK_SUFFIX)
+                )
+                if wanted and not config.is_excluded(file_path):
+                    found.setdefault(file_path, SourceFile(file_path, explicit=False))
+    return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def decode(data: bytes, name: str) -> str:
+    """Bytes to text as Python would read them (UTF-8, BOM allowed), or a one-line InputError."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{name}: not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "tapelint reads Python files as UTF-8"
+        ) from None
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    return decode(data, str(path))

@@ -1,0 +1,177 @@
+"""The Rule base class, the context a rule sees, and the Valid/Invalid examples that test it."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import libcst as cst
+
+from tapelint.analysis.facts import Facts
+from tapelint.diagnostic import Confidence, Severity
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must stay silent on."""
+
+    code: str
+    why: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)  # a [tool.tapelint] table
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must report. `line`/`column` (1-based, as shown to users) are checked when given;
+    `expected_fix` is the whole module after applying the rule's fix."""
+
+    code: str
+    line: int | None = None
+    column: int | None = None
+    expected_fix: str | None = None
+    count: int = 1
+    config: Mapping[str, Any] = field(default_factory=dict)  # a [tool.tapelint] table
+    message_contains: str | None = None
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-rule setting read from `[tool.tapelint.<rule-name>]`."""
+
+    default: Any
+    type: type
+    doc: str
+
+
+@dataclass
+class PendingFix:
+    title: str
+    safe: bool
+    # (node to replace, replacement node or source text)
+    changes: list[tuple[cst.CSTNode, cst.CSTNode | str]]
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    severity: Severity
+    confidence: Confidence
+    fix: PendingFix | None = None
+    code: str = ""
+    name: str = ""
+
+
+@dataclass
+class RuleContext:
+    path: str
+    source: str
+    module: cst.Module
+    options: Mapping[str, Any]
+    keras_version: int | None = None  # 2 when the project targets tf_keras / Keras 2
+    # Shared by every rule on one file, so the analysis runs once, on first use.
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def facts(self) -> Facts:
+        if "facts" not in self.shared:
+            self.shared["facts"] = Facts(self.module)
+        return self.shared["facts"]
+
+
+class RuleCrashed(Exception):
+    def __init__(self, rule: "Rule", error: BaseException) -> None:
+        super().__init__(f"{rule.code}: {type(error).__name__}: {error}")
+        self.rule = rule
+        self.error = error
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """One lint rule. Subclasses set the class attributes and either visit nodes or override `check()`.
+
+    `check()` runs after the traversal and is where rules that only query the shared `Facts` work.
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    message: ClassVar[str] = ""
+    severity: ClassVar[Severity] = Severity.WARNING
+    confidence: ClassVar[Confidence] = Confidence.HIGH
+    default_enabled: ClassVar[bool] = True
+    # The static pass only parses a file when one of these words occurs in it (a cheap text test).
+    triggers: ClassVar[tuple[str, ...]] = ("tensorflow", "keras")
+    options: ClassVar[Mapping[str, Option]] = {}
+    fixable: ClassVar[bool] = False
+    probe: ClassVar[str] = ""
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+        self.reports: list[Report] = []
+        self.crash: BaseException | None = None
+
+    @property
+    def facts(self) -> Facts:
+        return self.context.facts
+
+    def option(self, key: str) -> Any:
+        if key in self.context.options:
+            return self.context.options[key]
+        return self.options[key].default
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: PendingFix | None = None,
+        severity: Severity | None = None,
+        confidence: Confidence | None = None,
+        **fields: Any,
+    ) -> None:
+        text = message if message is not None else self.message.format(**fields)
+        self.reports.append(
+            Report(node, text, severity or self.severity, confidence or self.confidence, fix, self.code, self.name)
+        )
+
+    def check(self) -> None:
+        """Called once after the traversal; analysis-driven rules do their work here."""
+
+    # Each visit function is guarded so that a rule that raises stops only itself: the batched
+    # traversal and the other rules carry on, and the engine turns the crash into one diagnostic.
+    def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
+        visitors = super().get_visitors()
+        return {name: self._guard(func) for name, func in visitors.items()}
+
+    def _guard(self, func: Callable[[cst.CSTNode], None]) -> Callable[[cst.CSTNode], None]:
+        @functools.wraps(func)
+        def guarded(node: cst.CSTNode) -> None:
+            if self.crash is not None:
+                return
+            try:
+                func(node)
+            except Exception as error:  # noqa: BLE001 - isolation is the point
+                self.crash = error
+
+        return guarded
+
+    def run_check(self) -> None:
+        if self.crash is not None:
+            return
+        try:
+            self.check()
+        except Exception as error:  # noqa: BLE001
+            self.crash = error
+
+    @classmethod
+    def docs(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        return any(word in source for word in cls.triggers)
