@@ -103,6 +103,9 @@ class Rule(cst.BatchableCSTVisitor):
     triggers: ClassVar[tuple[str, ...]] = ("tensorflow", "keras")
     options: ClassVar[Mapping[str, Option]] = {}
     fixable: ClassVar[bool] = False
+    # Runtime-only findings (TL8xx) are reported by the probe; the static pass never runs them.
+    runtime_only: ClassVar[bool] = False
+    # What the runtime probe checks to confirm or refute this finding ("" = nothing).
     probe: ClassVar[str] = ""
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
@@ -174,4 +177,4 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        return any(word in source for word in cls.triggers)
+        return not cls.runtime_only and any(word in source for word in cls.triggers)
