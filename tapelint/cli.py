@@ -120,6 +120,18 @@ def explain_rule(key: str = typer.Argument(..., help="A rule code (TL001) or nam
         raise fail(str(error)) from None
 
 
+@app.command("server")
+def server() -> None:
+    """Run the language server for editors over stdio (needs `pip install "tapelint[lsp]"`)."""
+    try:
+        from tapelint.lsp import serve
+    except ImportError as error:
+        if (error.name or "").split(".")[0] in ("pygls", "lsprotocol"):
+            raise fail('the language server needs pygls: pip install "tapelint[lsp]"') from None
+        raise
+    serve()
+
+
 def main() -> None:
     try:
         app(prog_name="tapelint")

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import libcst as cst
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, TextEdit
 from tapelint.engine import lint_source
+from tapelint.errors import InputError, TapelintError
+from tapelint.files import NOTEBOOK_SUFFIX, decode
 
 MAX_PASSES = 10
 
@@ -74,12 +79,29 @@ def fix_source(source: str, path: str, config: Config, *, unsafe: bool = False, 
             edits = candidate
             taken += 1
         updated = apply_edits(current, edits)
+        if not _parses(updated):
+            # Together these fixes broke the syntax: take the first one alone that leaves code that parses.
+            updated, taken = current, 0
+            for diagnostic in chosen:
+                assert diagnostic.fix is not None
+                attempt = apply_edits(updated, list(diagnostic.fix.edits))
+                if attempt != updated and _parses(attempt):
+                    updated, taken = attempt, taken + 1
+                    break  # positions of the other fixes are stale now; the next pass re-lints
         if updated == current:
             break
         current = updated
         applied += taken
         diagnostics = lint_source(current, path, config, force=force)
     return FixOutcome(current, applied, diagnostics)
+
+
+def _parses(source: str) -> bool:
+    try:
+        cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError):
+        return False
+    return True
 
 
 def _overlaps(edits: list[TextEdit]) -> bool:
@@ -89,6 +111,8 @@ def _overlaps(edits: list[TextEdit]) -> bool:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace a file's content in one rename, keeping its permissions; never a half-written file."""
+    if path.is_symlink():
+        path = path.resolve()  # replace the file the link points to, not the link
     mode = None
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -110,3 +134,113 @@ def write_atomic(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+# --- fixing files: what `tapelint check --fix` and `--diff` run ------------------------------------------
+
+
+@dataclass
+class FileFix:
+    """The outcome of fixing one file (or standard input)."""
+
+    name: str
+    before: str
+    after: str
+    applied: int
+    remaining: list[Diagnostic]
+    notebook: bool = False
+    bom: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        if not self.changed:
+            return ""
+        if self.notebook:
+            from tapelint.notebooks import notebook_diff
+
+            return notebook_diff(self.name, self.before, self.after)
+        return unified_diff(self.name, self.before, self.after)
+
+
+@dataclass
+class FixRun:
+    files: list[FileFix] = field(default_factory=list)
+    stdin: FileFix | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, all files
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def applied(self) -> int:
+        return sum(f.applied for f in self.changed_files)
+
+    @property
+    def changed_files(self) -> list[FileFix]:
+        return [f for f in (*self.files, *([self.stdin] if self.stdin else [])) if f.changed]
+
+
+def unified_diff(name: str, before: str, after: str) -> str:
+    def lines(text: str) -> list[str]:
+        out = text.splitlines(keepends=True)
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    return "".join(difflib.unified_diff(lines(before), lines(after), name, name))
+
+
+def fix_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> FileFix:
+    """Fix one file's text; notebooks (by the `.ipynb` name) are fixed cell by cell inside their JSON."""
+    if name.endswith(NOTEBOOK_SUFFIX):
+        from tapelint.notebooks import fix_notebook_text
+
+        outcome = fix_notebook_text(text, name, config, unsafe=unsafe)
+        return FileFix(name, text, outcome.source, outcome.applied, outcome.remaining, notebook=True)
+    result = fix_source(text, name, config, unsafe=unsafe)
+    return FileFix(name, text, result.source, result.applied, result.remaining)
+
+
+def _read(path: Path) -> tuple[str, bool]:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    return decode(data, str(path)), data.startswith(b"\xef\xbb\xbf")
+
+
+def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
+                    stdin: tuple[str, str] | None = None) -> FixRun:
+    """Fix the files that have an applicable fix among `diagnostics` (from a lint run) and, if given,
+    the (text, name) read from standard input. Files without one are never opened for writing.
+    With `write=False` nothing is written (for `--diff`)."""
+    run = FixRun()
+    fixable_paths = sorted({d.path for d in selected_fixes(diagnostics, unsafe)})
+    untouched = [d for d in diagnostics if d.path not in fixable_paths]
+    run.diagnostics.extend(untouched)
+    for name in fixable_paths:
+        path = Path(name)
+        try:
+            text, bom = _read(path)
+            outcome = fix_text(text, name, config, unsafe=unsafe)
+        except TapelintError as error:
+            run.errors.append(str(error))
+            run.diagnostics.extend(d for d in diagnostics if d.path == name)
+            continue
+        outcome.bom = bom
+        if write and outcome.changed:
+            try:
+                write_atomic(path, ("\ufeff" if bom else "") + outcome.after)
+            except OSError as error:
+                run.errors.append(f"{name}: cannot write the fixed file ({error.strerror or error})")
+                run.diagnostics.extend(d for d in diagnostics if d.path == name)
+                continue
+        run.files.append(outcome)
+        run.diagnostics.extend(outcome.remaining)
+    if stdin is not None:
+        text, name = stdin
+        run.stdin = fix_text(text, name, config, unsafe=unsafe)
+        run.diagnostics.extend(run.stdin.remaining)
+    run.diagnostics.sort(key=Diagnostic.sort_key)
+    return run

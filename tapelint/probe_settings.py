@@ -8,7 +8,38 @@ from typing import Any
 from tapelint.errors import ConfigError
 
 # key -> (default, type, where the default comes from)
-PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {}
+PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {
+    "steps": (1, int, "Training steps to run before the probe stops the script. One step shows None, zero and NaN "
+                      "gradients and the first update; a few more show dead units growing."),
+    "timeout": (300.0, float, "Seconds before the child process is killed. A first step of a VGG-sized model on CPU "
+                              "plus the TensorFlow import fits well inside five minutes."),
+    "dead-relu-fraction": (0.7, float, "AUTOTRAINER's dying-ReLU threshold (gamma = 0.7) and DeepDiagnosis's dead-node "
+                                       "threshold (70%); TheDeepChecker's 50% is for activations, not gradients. A healthy "
+                                       "ReLU layer has almost no units that are silent for a whole batch."),
+    "dead-relu-min-batch": (8, int, "Below 8 samples a unit can be silent for the whole batch by chance (0.5**8 = 0.4% "
+                                    "per healthy unit at 8), so smaller batches are not judged."),
+    "vanishing-ratio": (1e-3, float, "AUTOTRAINER's beta1: the first kernel's mean |gradient| below 1/1000 of the last "
+                                     "kernel's."),
+    "vanishing-floor": (1e-4, float, "AUTOTRAINER's beta2: and the first kernel's mean |gradient| itself below 1e-4. "
+                                     "TheDeepChecker's 1e-6 floor alone misses deep sigmoid stacks of moderate depth; "
+                                     "combined with the ratio, 1e-4 does not flag healthy nets."),
+    "exploding-ratio": (70.0, float, "AUTOTRAINER's beta3: the first kernel's mean |gradient| above 70 times the last "
+                                     "kernel's."),
+    "exploding-floor": (1.0, float, "And the first kernel's mean |gradient| above 1.0 (a healthy kernel's is 1e-4 to "
+                                    "1e-2). Keeps the ratio test from firing on small, well-scaled gradients; "
+                                    "TheDeepChecker's absolute 1e6 is for gradients that already overflow."),
+    "update-ratio-max": (0.1, float, "TheDeepChecker's upper bound on log10(|dw|/|w|) is -1: one update larger than a "
+                                     "tenth of the weights. Adam at 0.01 moves a Dense(64) kernel on 512 inputs by about "
+                                     "0.17 of its norm in the first step; Adam at 0.001 by about 0.02."),
+    "input-max": (10.0, float, "Non-negative inputs above this are raw intensities or counts (0..255 images). UMLAUT "
+                               "and DeepDiagnosis flag anything outside [-1, 1], which also flags standardized data; "
+                               "10 leaves room for z-scores and [0, 1] or [-1, 1] images."),
+    "initial-loss-ratio": (1.0, float, "TheDeepChecker's dev_ratio: the first loss of a classifier more than "
+                                       "ratio * ln(classes) away from ln(classes), the loss of a uniform guess."),
+    "saturated-fraction": (0.5, float, "DeepDiagnosis flags saturation when more than 50% of outputs are saturated. Here "
+                                       "a sample is saturated when its probability is exactly 0 or 1 in float32 and it "
+                                       "is wrong, so the clipped loss passes no gradient for it."),
+}
 
 
 def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -22,6 +53,8 @@ def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]
             value = float(value)
         if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
             raise ConfigError(f"{where}: `probe.{key}` must be {expected.__name__}, not {type(value).__name__}")
+        if not isinstance(value, bool) and isinstance(value, (int, float)) and value <= 0:
+            raise ConfigError(f"{where}: `probe.{key}` must be positive")
         settings[key] = value
     return settings
 

@@ -1,0 +1,281 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.facts import CallSite, Facts
+
+from tapelint.analysis.optimizers import is_applied, optimizer_creations
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, Rule, Valid
+
+# Sources that are a model's weights: gradients of these are meant for an optimizer.
+_WEIGHT_ATTRIBUTES = ("trainable_variables", "trainable_weights", "variables", "weights")
+
+
+def _is_weights(expr: cst.BaseExpression | None) -> bool:
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _WEIGHT_ATTRIBUTES
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_weights(expr.left) or _is_weights(expr.right)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return any(_is_weights(e.value) for e in expr.elements)
+    return False
+
+
+def _sources(site: CallSite) -> cst.BaseExpression | None:
+    positional = [a for a in site.node.args if a.keyword is None]
+    for arg in site.node.args:
+        if arg.keyword is not None and arg.keyword.value == "sources":
+            return arg.value
+    return positional[1].value if len(positional) > 1 else None
+
+
+class OptimizerNeverApplied(Rule):
+    """
+    ## What it does
+    Reports an optimizer that is created in a file whose training loop computes gradients with a
+    `tf.GradientTape`, but that never reaches `apply_gradients`, `apply` or `minimize`; and gradients
+    of a model's weights that are computed and then thrown away.
+
+    ## Why is this bad?
+    `tape.gradient` only computes the gradients. Nothing changes until an optimizer applies them, so the
+    loss stays flat forever while the gradients look perfectly healthy. This is the first thing wrong
+    in the "gradients are zero except on the first iteration" report (seed 1): `Adam(learning_rate=0.01)`
+    is created, the loop calls `tape.gradient` and appends the loss, and the weights never move.
+    In a GAN, forgetting one of the two `apply_gradients` calls leaves that network untrained.
+
+    ## Example
+    ```python
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    ## Use instead
+    ```python
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    ```
+
+    ## Known problems
+    The analysis sees one file. An optimizer handed to a function or class of another module (or of a
+    library, such as `model.compile(optimizer=...)`) is assumed to be applied there. An optimizer stored
+    on an object other than `self` is assumed to be used. Files that never use a `GradientTape` are not
+    checked: an unused optimizer there is not a training-loop bug.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    No fix: where the update belongs is a decision about the training loop.
+
+    ## References
+    - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
+    - https://www.tensorflow.org/api_docs/python/tf/keras/optimizers/Optimizer#apply_gradients
+    - Seed report 1 in SEEDS.md ("gradients are zero except on the first iteration"), where
+      `optimizer.apply_gradients` is never called
+    - https://github.com/google-deepmind/weathernext/issues/118 (gradients computed but never applied)
+    """
+
+    code = "TL001"
+    name = "optimizer-never-applied"
+    message = "`{holder}` ({cls}) is created but never applied: no `apply_gradients`, `apply` or `minimize` uses it, so the weights never change"
+    severity = Severity.ERROR
+    triggers = ("GradientTape",)
+    probe = "Confirmed when no weight changed after the step's gradients were computed (TL807)."
+
+    def check(self) -> None:
+        facts = self.facts
+        gradient_calls = facts.gradient_calls()
+        if not gradient_calls:
+            return
+        unapplied = [c for c in optimizer_creations(facts) if c.holder is not None and not is_applied(facts, c)]
+        for creation in unapplied:
+            assert creation.holder is not None
+            self.report(creation.node, holder=creation.holder.target, cls=creation.cls)
+        if unapplied:
+            return
+        for site in gradient_calls:
+            if site.method != "gradient" or not _is_weights(_sources(site)):
+                continue
+            if _discarded(facts, site):
+                self.report(
+                    site.node,
+                    "Gradients of the model's weights are computed here and never used: no optimizer "
+                    "applies them, so the weights never change",
+                )
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+""",
+            "the TF guide's loop",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+def train_step(model, opt, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+optimizer = tf.keras.optimizers.Adam(1e-3)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+train_step(model, optimizer, tf.zeros((4, 3)), tf.zeros((4, 1)))
+""",
+            "applied in a helper through a parameter",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+class Trainer(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = self.compute_loss(x=x, y=y, y_pred=self(x, training=True))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+
+model = Trainer()
+model.compile(optimizer=tf.keras.optimizers.Adam(1e-3), loss="mse")
+""",
+            "train_step override using self.optimizer after compile",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+x = tf.Variable(3.0)
+optimizer = tf.keras.optimizers.Adam(0.1)
+with tf.GradientTape() as tape:
+    y = x * x
+dy_dx = tape.gradient(y, x)
+optimizer.minimize(lambda: x * x, var_list=[x])
+""",
+            "minimize counts as applying",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+images = tf.random.uniform((1, 28, 28, 1))
+model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+with tf.GradientTape() as tape:
+    tape.watch(images)
+    top = tf.reduce_max(model(images), axis=-1)
+saliency = tape.gradient(top, images)
+print(saliency.shape)
+""",
+            "a saliency map: gradients of the input, no optimizer at all",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+loss_object = tf.keras.losses.CategoricalCrossentropy()
+
+def calculate_gradient(model, x, y):
+    with tf.GradientTape() as tape:
+        loss_value = loss_object(y, model(x, training=True))
+    return loss_value, tape.gradient(loss_value, model.trainable_variables)
+
+optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+for step in range(50):
+    loss_value, grads = calculate_gradient(model, tf.zeros((1, 8)), tf.constant([[0.0, 1.0]]))
+""",
+            line=12,
+            column=13,
+            message_contains="`optimizer` (Adam)",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+gen_opt = tf.keras.optimizers.Adam(1e-4)
+disc_opt = tf.keras.optimizers.Adam(1e-4)
+
+def train_step(noise, real):
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        fake = generator(noise, training=True)
+        gen_loss = -tf.reduce_mean(discriminator(fake, training=True))
+        disc_loss = tf.reduce_mean(discriminator(fake, training=True)) - tf.reduce_mean(discriminator(real, training=True))
+    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+    disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
+""",
+            line=6,
+            message_contains="`gen_opt`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+for x, y in [(tf.zeros((2, 3)), tf.zeros((2, 1)))]:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    print(float(loss))
+""",
+            line=9,
+            message_contains="never used",
+        ),
+    ]
+
+
+def _discarded(facts: Facts, site: CallSite) -> bool:
+    """Is the result of this gradient call never read (directly, or after being returned)?"""
+    binding = next((b for b in facts.bindings if b.value is site.node), None)
+    if binding is not None:
+        return not facts.uses_after(binding.target, binding.scope, binding.order)
+    # `return loss, tape.gradient(...)`: follow to the callers' tuple targets.
+    for ret in facts.returns_of(site.scope):
+        value = ret.value
+        index = None
+        if value is site.node:
+            index = None
+        elif isinstance(value, cst.Tuple) and any(e.value is site.node for e in value.elements):
+            index = next(i for i, e in enumerate(value.elements) if e.value is site.node)
+        else:
+            continue
+        callers = facts.call_sites_of_scope(site.scope)
+        if not callers:
+            return False
+        for caller in callers:
+            targets = [b for b in facts.bindings if b.value is caller.node and b.index == index]
+            if not targets:
+                return False
+            for target in targets:
+                if facts.uses_after(target.target, target.scope, target.order):
+                    return False
+        return True
+    return False
+
+
+

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.keras import Output
+from tapelint.analysis.losses import fed_losses, report_node
+from tapelint.diagnostic import Confidence
+from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.diagnostic import Severity
+
+
+class LogitsPassedAsProbabilities(Rule):
+    """
+    ## What it does
+    Reports a cross-entropy loss left at `from_logits=False` (the default) that is fed the raw output
+    of a model whose last layer has no activation (`Dense(10)`, `activation=None` or `"linear"`).
+
+    ## Why is this bad?
+    A probability cross-entropy expects values in [0, 1]. Given logits, Keras rescales them so each row
+    sums to one and clips them to [1e-7, 1 - 1e-7]: negative logits are clipped away and pass no
+    gradient, and the loss no longer measures what the model predicts. Training is slow, unstable or
+    stuck, with no error and no warning. The fix in the official tutorial that shipped this bug was a
+    one-word change: `from_logits=True`.
+
+    ## Example
+    ```python
+    model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+    ```
+
+    ## Use instead
+    ```python
+    model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    ```
+
+    ## Known problems
+    Only a final layer that is visible in this file counts; a model loaded from disk or built in another
+    module is not followed. A prediction passed through `tf.nn.softmax` before the loss is recognised
+    as probabilities and stays silent (see TL107 for why that is still fragile).
+
+    ## Options
+    None.
+
+    ## Fix safety
+    The fix sets `from_logits=True` on the loss. It is unsafe: loss values and gradients change, which
+    is the point, but a script that post-processes the loss value will see different numbers.
+
+    ## References
+    - https://github.com/tensorflow/docs/pull/1225 ("Add from_logits=True ... The code is broken without it")
+    - https://github.com/MITDeepLearning/introtodeeplearning/issues/122
+    - https://www.tensorflow.org/api_docs/python/tf/keras/losses/CategoricalCrossentropy
+    """
+
+    code = "TL102"
+    name = "logits-passed-as-probabilities"
+    message = "`{loss}` expects probabilities (`from_logits=False`) but receives the raw logits of {source}; set `from_logits=True`"
+    severity = Severity.ERROR
+    fixable = True
+    triggers = ("rossentropy",)
+    probe = "Confirmed when the predictions given to the loss fall outside [0, 1] (TL811 evidence, inverted)."
+
+    def check(self) -> None:
+        seen: set[int] = set()
+        for fed in fed_losses(self.facts):
+            if fed.spec.from_logits is not False or fed.output.kind is not Output.LOGITS:
+                continue
+            node = report_node(fed)
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            self.report(
+                node,
+                confidence=Confidence.INFERRED if fed.via_compile else Confidence.HIGH,
+                fix=self._fix(fed),
+                loss=fed.spec.name,
+                source=fed.output.description or "the model",
+            )
+
+    @staticmethod
+    def _fix(fed) -> PendingFix | None:  # type: ignore[no-untyped-def]
+        arg = fed.spec.from_logits_arg
+        if arg is not None:
+            if isinstance(arg.value, cst.Name):
+                return PendingFix("Set `from_logits=True`", False, [(arg.value, cst.Name("True"))])
+            return None
+        call = fed.spec.construction
+        if call is None:
+            return None
+        new_arg = cst.Arg(keyword=cst.Name("from_logits"), value=cst.Name("True"),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        args = list(call.args)
+        if args:
+            last = args[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return PendingFix("Set `from_logits=True`", False, [(call, call.with_changes(args=[*args, new_arg]))])
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+with tf.GradientTape() as tape:
+    loss = loss_fn(tf.constant([3]), model(tf.zeros((1, 4)), training=True))
+""",
+            "logits with from_logits=True",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+with tf.GradientTape() as tape:
+    probs = tf.nn.softmax(model(tf.zeros((1, 4)), training=True))
+    loss = loss_fn(tf.constant([3]), probs)
+""",
+            "near miss: softmax applied before a probability loss",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+loss_fn = tf.keras.losses.MeanSquaredError()
+with tf.GradientTape() as tape:
+    loss = loss_fn(tf.zeros((1, 1)), model(tf.zeros((1, 4)), training=True))
+""",
+            "a regression head: linear output and MSE",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(128, activation="relu"),
+    tf.keras.layers.Dense(10),
+])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    return tape.gradient(loss, model.trainable_variables)
+""",
+            line=8, column=11,
+            expected_fix="""
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(128, activation="relu"),
+    tf.keras.layers.Dense(10),
+])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    return tape.gradient(loss, model.trainable_variables)
+""",
+        ),
+        Invalid(
+            """
+from tensorflow import keras
+
+def build():
+    inputs = keras.Input(shape=(20,))
+    hidden = keras.layers.Dense(16, activation="relu")(inputs)
+    return keras.Model(inputs, keras.layers.Dense(1)(hidden))
+
+model = build()
+bce = keras.losses.BinaryCrossentropy(from_logits=False)
+for step in range(3):
+    import tensorflow as tf
+    with tf.GradientTape() as tape:
+        loss = bce(tf.zeros((4, 1)), model(tf.zeros((4, 20)), training=True))
+""",
+            message_contains="`BinaryCrossentropy`",
+        ),
+        Invalid(
+            """
+import keras
+
+model = keras.Sequential([keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+""",
+        ),
+    ]

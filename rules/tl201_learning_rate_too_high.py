@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.constants import number
+from tapelint.analysis.facts import arg_value
+from tapelint.analysis.keras import learning_rate
+from tapelint.analysis.optimizers import optimizer_creations
+from tapelint.diagnostic import Confidence, Severity
+from tapelint.rule import Invalid, Option, Rule, Valid
+
+ADAM_LIKE = frozenset({"Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Lamb", "Lion"})
+ACCUMULATING = frozenset({"Adagrad", "Ftrl"})
+
+
+class LearningRateTooHigh(Rule):
+    """
+    ## What it does
+    Reports an optimizer whose (initial) learning rate is above a limit for its family: adaptive
+    optimizers (Adam, AdamW, Adamax, Nadam, RMSprop, Lamb, Lion), accumulating ones (Adagrad, Ftrl),
+    plain SGD, and SGD with momentum. The value is read through constants, module-level names,
+    arithmetic (`1e-2 * 5`) and learning-rate schedules (`initial_learning_rate`).
+
+    ## Why is this bad?
+    A first step that is too large does its damage at once: it pushes a softmax to exactly 0/1 in
+    float32, where Keras' clipped cross-entropy passes no gradient, or it drives ReLU units negative
+    for every input, after which they never recover. In seed report 1, `Adam(learning_rate=0.01)` on a
+    fresh Dense(64, relu) head over 0..255 inputs: the share of dead units went 48% -> 72% -> 73% -> 73%
+    -> 93% -> 98% in five steps (TF 2.21, measured), and with the 2-way softmax the gradient norm went
+    11, 0, 0, 0, ... At 0.001 the same loop learns.
+
+    The defaults and the evidence behind them:
+    - adaptive, 0.005: Adam's step is about `lr` per weight whatever the gradient's scale, so 0.01 moves
+      every weight of a head by 0.01 in one step (seed 1); Keras' default is 0.001 and the Keras
+      transfer-learning guide uses 1e-5 for fine-tuning. UMLAUT flags learning rates above 0.01.
+    - accumulating, 0.1: Adagrad divides by the accumulated squared gradients, so it tolerates 0.01-0.1
+      (the original paper's range); above that it diverges like Adam.
+    - SGD, 0.5: plain SGD at 0.1 is a standard setting for MNIST-sized models; a sum-reduced loss at
+      0.5 is the "zero except the first step" report tensorflow/tensorflow#52175.
+    - SGD with momentum, 0.2: momentum 0.9 multiplies the effective step by 10, so 0.1 with momentum 0.9
+      (the ResNet setting) stays silent and 0.5 does not.
+
+    ## Example
+    ```python
+    optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+    ```
+
+    ## Use instead
+    ```python
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)  # 1e-4..1e-5 to fine-tune a backbone
+    ```
+
+    ## Known problems
+    A learning rate is only "too high" relative to the model, the loss scale and the batch; large-batch
+    training with warm-up legitimately uses larger values (set the options). Learning rates computed
+    at run time (command-line arguments, config files) are not read. Schedules are judged by their
+    initial value.
+
+    ## Options
+    - `adaptive-max` (float, default 0.005): limit for Adam-like optimizers.
+    - `accumulating-max` (float, default 0.1): limit for Adagrad and Ftrl.
+    - `sgd-max` (float, default 0.5): limit for SGD without momentum.
+    - `sgd-momentum-max` (float, default 0.2): limit for SGD with momentum > 0.
+
+    ```toml
+    [tool.tapelint.learning-rate-too-high]
+    adaptive-max = 0.01
+    ```
+
+    ## Fix safety
+    No fix: the right learning rate depends on the model.
+
+    ## References
+    - https://keras.io/guides/transfer_learning/ (fine-tuning at 1e-5)
+    - https://github.com/keras-team/keras/issues/7057 (a too-high learning rate knocks ReLU units out)
+    - https://github.com/NLeSC/mcfly/issues/43 (models with lr > 0.03 did not learn)
+    - https://github.com/tensorflow/tensorflow/issues/52175 ("gradients are zero except the first time")
+    - Seed report 1 in SEEDS.md (Adam at 0.01 on a frozen-backbone head)
+    """
+
+    code = "TL201"
+    name = "learning-rate-too-high"
+    message = "Learning rate {value:g} is high for {cls} (limit {limit:g}): one step can saturate a softmax or kill ReLU units, after which gradients are zero"
+    severity = Severity.WARNING
+    confidence = Confidence.INFERRED
+    triggers = ("optimizers", "Adam", "SGD", "RMSprop", "Adagrad", "Nadam", "Adamax", "Ftrl", "Lion", "Lamb")
+    options = {
+        "adaptive-max": Option(0.005, float, "Limit for Adam, AdamW, Adamax, Nadam, RMSprop, Lamb, Lion."),
+        "accumulating-max": Option(0.1, float, "Limit for Adagrad and Ftrl."),
+        "sgd-max": Option(0.5, float, "Limit for SGD without momentum."),
+        "sgd-momentum-max": Option(0.2, float, "Limit for SGD with momentum."),
+    }
+    probe = "Confirmed when update ratios |dw|/|w| are far above 1e-2 or dead ReLU units appear after the first update (TL808, TL804)."
+
+    def check(self) -> None:
+        for creation in optimizer_creations(self.facts):
+            lr = learning_rate(self.facts, creation.site)
+            if lr.value is None:
+                continue
+            limit = self._limit(creation)
+            if limit is None or lr.value <= limit:
+                continue
+            node = lr.node if lr.node is not None and _inside(creation.node, lr.node) else creation.node
+            cls = creation.cls
+            if cls == "SGD" and self._momentum(creation) > 0:
+                cls = "SGD with momentum"
+            self.report(node, value=lr.value, cls=cls, limit=limit)
+
+    def _momentum(self, creation) -> float:  # type: ignore[no-untyped-def]
+        value = arg_value(creation.node, 1, "momentum")
+        momentum = number(self.facts, value, creation.site.scope, creation.site.order)
+        return momentum or 0.0
+
+    def _limit(self, creation) -> float | None:  # type: ignore[no-untyped-def]
+        if creation.cls in ADAM_LIKE:
+            return float(self.option("adaptive-max"))
+        if creation.cls in ACCUMULATING:
+            return float(self.option("accumulating-max"))
+        if creation.cls == "SGD":
+            if self._momentum(creation) > 0:
+                return float(self.option("sgd-momentum-max"))
+            return float(self.option("sgd-max"))
+        return None
+
+    VALID = [
+        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(learning_rate=1e-3)\n", "Keras' default"),
+        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, nesterov=True)\n",
+              "near miss: the standard ResNet setting"),
+        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adagrad(0.05)\n", "Adagrad tolerates more"),
+        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.01)\n", "a project that raised the limit",
+              config={"learning-rate-too-high": {"adaptive-max": 0.02}}),
+        Valid("import torch\nopt = torch.optim.Adam(params, lr=0.1)\n", "not Keras"),
+        Valid("""
+import tensorflow as tf
+for lr in [1e-1, 1e-2, 1e-3]:
+    opt = tf.keras.optimizers.Adam(learning_rate=lr)
+""", "a sweep: the value is not one constant"),
+    ]
+    INVALID = [
+        Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01)\n",
+                line=2, column=52, message_contains="0.01 is high for Adam"),
+        Invalid("""
+from tensorflow import keras
+
+BASE_LR = 1e-2
+schedule = keras.optimizers.schedules.ExponentialDecay(
+    initial_learning_rate=BASE_LR * 5, decay_steps=1000, decay_rate=0.9)
+optimizer = keras.optimizers.RMSprop(learning_rate=schedule)
+""", message_contains="0.05 is high for RMSprop"),
+        Invalid("import keras\nopt = keras.optimizers.SGD(0.5, momentum=0.9)\n",
+                message_contains="SGD with momentum"),
+    ]
+
+
+def _inside(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(current.children)
+    return False

@@ -1,0 +1,332 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.constants import boolean
+from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
+from tapelint.analysis.keras import (
+    APPLY_METHODS,
+    WEIGHTED_LAYERS,
+    ModelInfo,
+    application_has_batchnorm,
+    layer_class,
+    model_reader,
+)
+from tapelint.analysis.names import dotted
+from tapelint.diagnostic import Confidence, Severity
+from tapelint.rule import Invalid, Rule, Valid
+
+
+class FrozenBackbone(Rule):
+    """
+    ## What it does
+    Reports a model (a `keras.applications` backbone, a functional or Sequential model, a loaded
+    model) set `trainable = False` in a file that trains with a custom `GradientTape` loop. It is
+    information by default, and a warning when:
+    - the frozen model contains BatchNormalization (a BatchNorm `keras.applications` family, or layers
+      you can see) and is called with `training=True` or without `training=False`;
+    - `trainable` changes after the optimizer was used or `compile()` ran;
+    - nothing trainable is left: the frozen model's own `trainable_variables` are what the tape
+      differentiates.
+    The message says how many layers can still learn when that is visible.
+
+    ## Why is this bad?
+    Freezing is often right (transfer learning), but it is also the most common reason why "the
+    gradients are None/zero" for most of a model: a frozen model's weights never get a gradient, and in
+    a custom loop nothing tells you how little is left to train. With BatchNorm, `training=True` (or no
+    flag inside a tape) makes the frozen layers normalise with batch statistics, which destroys the
+    pretrained features; the Keras guide requires `base_model(inputs, training=False)`. Changing
+    `trainable` after the optimizer has been built changes the variable list under it: Keras 3 raises
+    `Unknown variable`, TF 2.11-2.15 raise `KeyError`, and `compile()`d models ignore the change.
+
+    ## Example
+    ```python
+    base = tf.keras.applications.ResNet50(include_top=False, weights="imagenet")
+    base.trainable = False
+    x = base(inputs)  # BatchNorm runs in training mode inside the tape
+    ```
+
+    ## Use instead
+    ```python
+    base = tf.keras.applications.ResNet50(include_top=False, weights="imagenet")
+    base.trainable = False
+    x = base(inputs, training=False)
+    ```
+
+    ## Known problems
+    Freezing individual layers in a loop (`for layer in base.layers[:-4]: layer.trainable = False`) is
+    fine-tuning practice and is not reported. Whether a model contains BatchNorm is known only for
+    `keras.applications` families and layers built in this file.
+
+    ## Options
+    None. Ignore the rule (or `# noqa: TL301`) where freezing is intended and the information is noise.
+
+    ## Fix safety
+    No fix.
+
+    ## References
+    - https://keras.io/guides/transfer_learning/ (training=False for frozen BatchNorm; compile after changing trainable)
+    - https://github.com/keras-team/keras/issues/9214 (BatchNorm in a frozen backbone)
+    - https://github.com/keras-team/keras/issues/20285
+    - https://github.com/yzhao062/pyod/issues/459 (optimizer built with another variable set)
+    - Seed report 1 in SEEDS.md (`vgg.trainable = False`, only the head can learn)
+    """
+
+    code = "TL301"
+    name = "frozen-backbone"
+    message = "`{holder}` ({what}) is frozen (`trainable = False`): its weights get no gradient{detail}"
+    severity = Severity.INFO
+    triggers = ("trainable",)
+    probe = "Reports how many variables receive gradients and which frozen ones were asked for (TL801)."
+
+    def check(self) -> None:
+        facts = self.facts
+        if not facts.uses_gradient_tape:
+            return
+        reader = model_reader(facts)
+        for binding in facts.bindings:
+            if not binding.target.endswith(".trainable") or binding.augmented:
+                continue
+            value = boolean(binding.value)
+            holder = binding.target[: -len(".trainable")]
+            source = facts.binding_before(holder, binding.scope, binding.order)
+            if source is None or source.value is None or source.index is not None:
+                continue
+            model = reader.model_of(source.value, source.scope, source.order)
+            if model is None:
+                continue
+            late = self._after_optimizer_use(facts, binding)
+            if value is True:
+                if late:
+                    self.report(
+                        binding.target_node,
+                        f"`{holder}.trainable` changes after {late}: the optimizer was built for the "
+                        "old variable list (Keras 3 raises `Unknown variable`; compiled models ignore it)",
+                        severity=Severity.WARNING,
+                    )
+                continue
+            if value is not False:
+                continue
+            self._report_freeze(facts, binding, holder, model, late)
+
+    def _report_freeze(self, facts: Facts, binding: Binding, holder: str, model: ModelInfo, late: str | None) -> None:
+        what = model.application or model.class_name or model.name
+        reasons: list[str] = []
+        severity = Severity.INFO
+        nothing_left = any(
+            dotted(_sources(site)) == f"{holder}.trainable_variables" for site in facts.gradient_calls()
+        )
+        if nothing_left:
+            reasons.append("nothing trainable is left: the tape differentiates its own `trainable_variables`")
+            severity = Severity.WARNING
+        bn_call = self._batchnorm_call(facts, holder, model)
+        if bn_call:
+            reasons.append(f"it contains BatchNormalization and is called {bn_call}, so BatchNorm uses batch "
+                           "statistics; call it with `training=False`")
+            severity = Severity.WARNING
+        if late:
+            reasons.append(f"`trainable` changes after {late}, under an optimizer built for the old variable list")
+            severity = Severity.WARNING
+        if not reasons:
+            head = _head_layer_count(facts, holder)
+            if head is not None:
+                reasons.append(f"only the {head} weighted layer{'s' if head != 1 else ''} after it can learn")
+        detail = "; " + "; ".join(reasons) if reasons else ""
+        self.report(binding.target_node, holder=holder, what=what, detail=detail, severity=severity,
+                    confidence=Confidence.HIGH if model.kind == "application" else Confidence.INFERRED)
+
+    @staticmethod
+    def _batchnorm_call(facts: Facts, holder: str, model: ModelInfo) -> str | None:
+        has_bn = (model.application is not None and application_has_batchnorm(model.application)) or any(
+            cls == "BatchNormalization" for cls, _ in model.layers
+        )
+        if not has_bn:
+            return None
+        for site in facts.calls_to(holder):
+            training = keyword_arg(site.node, "training")
+            if training is None:
+                return "without `training=False`"
+            if boolean(training.value) is True:
+                return "with `training=True`"
+        return None
+
+    @staticmethod
+    def _after_optimizer_use(facts: Facts, binding: Binding) -> str | None:
+        for site in facts.calls:
+            if site.scope is not binding.scope or site.order >= binding.order:
+                continue
+            if site.method == "compile" and keyword_arg(site.node, "optimizer") is not None or (
+                site.method == "compile" and arg_value(site.node, 0) is not None
+            ):
+                return "`compile()`"
+            if site.method in APPLY_METHODS and site.receiver is not None:
+                return f"`{site.receiver}.{site.method}()`"
+            callee = facts.functions.get(site.func or "")
+            if callee is not None and any(
+                c.method in APPLY_METHODS and callee.contains(c.scope) for c in facts.calls
+            ):
+                return f"training with `{site.func}()`"
+        return None
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.MobileNetV2(include_top=False, weights=None, input_shape=(96, 96, 3))
+base.trainable = False
+model = tf.keras.Sequential([base, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+model.fit(tf.zeros((2, 96, 96, 3)), tf.zeros((2, 1)))
+""",
+            "fit-based transfer learning: no custom loop",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.ResNet50(include_top=False, weights=None, input_shape=(64, 64, 3))
+for layer in base.layers[:-10]:
+    layer.trainable = False
+head = tf.keras.layers.Dense(1)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(head(tf.reduce_mean(base(tf.zeros((1, 64, 64, 3)), training=False), axis=[1, 2])))
+""",
+            "near miss: fine-tuning the last layers, layer by layer",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+from tensorflow import keras
+
+inp = keras.layers.Input(shape=(96, 96, 3))
+vgg = tf.keras.applications.VGG16(include_top=False, weights=None, input_tensor=inp)
+vgg.trainable = False
+x = tf.keras.layers.GlobalAveragePooling2D()(vgg.get_layer("block5_pool").output)
+x = keras.layers.Dense(64, activation="relu")(x)
+output = keras.layers.Dense(2, activation="softmax")(x)
+model = tf.keras.models.Model(inputs=inp, outputs=output)
+
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(model(tf.zeros((1, 96, 96, 3)), training=True))
+grads = tape.gradient(loss, model.trainable_variables)
+""",
+            line=7, column=1,
+            message_contains="only the 2 weighted layers after it can learn",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.ResNet50(include_top=False, weights=None, input_shape=(64, 64, 3))
+base.trainable = False
+head = tf.keras.layers.Dense(10)
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        features = tf.reduce_mean(base(x), axis=[1, 2])
+        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, head(features), from_logits=True))
+    grads = tape.gradient(loss, head.trainable_variables)
+    optimizer.apply_gradients(zip(grads, head.trainable_variables))
+""",
+            message_contains="BatchNormalization",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+model.trainable = False
+optimizer = tf.keras.optimizers.SGD(0.01)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(model(tf.zeros((2, 3)), training=True))
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            message_contains="nothing trainable is left",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.MobileNetV2(include_top=False, weights=None, input_shape=(96, 96, 3))
+base.trainable = False
+head = tf.keras.layers.Dense(1)
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+def train(steps):
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(head(tf.reduce_mean(base(tf.zeros((1, 96, 96, 3)), training=False), axis=[1, 2])))
+        variables = head.trainable_variables + base.trainable_variables
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+train(10)
+base.trainable = True
+train(10)
+""",
+            count=2,
+            message_contains="changes after training with `train()`",
+        ),
+    ]
+
+
+def _sources(site) -> cst.BaseExpression | None:  # type: ignore[no-untyped-def]
+    return arg_value(site.node, 1, "sources")
+
+
+def _head_layer_count(facts: Facts, holder: str) -> int | None:
+    """Weighted layers between the frozen model and a model output built on top of it."""
+    for site in facts.calls:
+        if site.qualified in ("keras.Model", "keras.models.Model"):
+            outputs = arg_value(site.node, 1, "outputs")
+            count = _count_back(facts, outputs, (site.scope, site.order), holder, 0)
+            if count is not None:
+                return count
+        if site.qualified in ("keras.Sequential", "keras.models.Sequential"):
+            layers = arg_value(site.node, 0, "layers")
+            if isinstance(layers, (cst.List, cst.Tuple)):
+                names = [dotted(e.value) for e in layers.elements]
+                if holder in names:
+                    after = layers.elements[names.index(holder) + 1:]
+                    return sum(1 for e in after if isinstance(e.value, cst.Call)
+                               and layer_class(facts, e.value) in WEIGHTED_LAYERS)
+    return None
+
+
+def _count_back(facts: Facts, expr, where, holder: str, depth: int) -> int | None:  # type: ignore[no-untyped-def]
+    """`where` is the (scope, order) at which names in `expr` are read."""
+    if expr is None or depth > 40:
+        return None
+    root = dotted(expr)
+    if root is not None and (root == holder or root.startswith(holder + ".")):
+        return 0
+    if isinstance(expr, cst.Attribute):
+        inner = expr.value
+        while isinstance(inner, (cst.Attribute, cst.Call, cst.Subscript)):
+            if isinstance(inner, cst.Call):
+                inner = inner.func
+            else:
+                inner = inner.value
+        if dotted(inner) == holder:
+            return 0
+        return None
+    if isinstance(expr, cst.Call):
+        if dotted(expr.func) == holder:
+            return 0
+        if isinstance(expr.func, cst.Call):
+            cls = layer_class(facts, expr.func)
+            inner = _count_back(facts, arg_value(expr, 0), where, holder, depth + 1)
+            if inner is None:
+                return None
+            return inner + (1 if cls in WEIGHTED_LAYERS else 0)
+        return None
+    if isinstance(expr, cst.Name):
+        binding = facts.binding_before(expr.value, where[0], where[1])
+        if binding is None or binding.value is None:
+            return None
+        return _count_back(facts, binding.value, (binding.scope, binding.order), holder, depth + 1)
+    return None

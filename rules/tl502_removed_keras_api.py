@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.facts import Facts, Scope
+from tapelint.analysis.keras import model_reader, optimizer_class
+from tapelint.analysis.names import dotted
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, PendingFix, Rule, Valid
+
+_GENERATOR_METHODS = {"fit_generator": "fit", "evaluate_generator": "evaluate", "predict_generator": "predict"}
+_REMOVED_FUNCTIONS = {
+    "keras.backend.set_learning_phase": "pass `training=True`/`training=False` when calling the model",
+    "keras.backend.learning_phase": "pass `training=` explicitly when calling the model",
+    "keras.backend.get_session": "TF2 has no session; run eagerly or inside `tf.function`",
+}
+_REMOVED_OPTIMIZER_METHODS = {
+    "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
+    "get_updates": "use `optimizer.apply_gradients`",
+}
+
+
+class RemovedKerasApi(Rule):
+    """
+    ## What it does
+    Reports Keras APIs that training loops use and that Keras 3 (TensorFlow 2.16 and later) removed:
+    `Metric.reset_states()` (now `reset_state()`), `optimizer.lr` (now `optimizer.learning_rate`),
+    `Model.fit_generator/evaluate_generator/predict_generator` (now `fit`/`evaluate`/`predict`),
+    `optimizer.get_gradients/get_updates`, and `keras.backend.set_learning_phase`,
+    `learning_phase` and `get_session`.
+
+    ## Why is this bad?
+    These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long
+    training run has already been paid for (seed report 2 resets its metrics with `reset_states()` after
+    each epoch). `optimizer.lr` is the spelling of countless learning-rate callbacks and loops.
+
+    ## Example
+    ```python
+    train_acc_metric.reset_states()
+    print(float(optimizer.lr))
+    ```
+
+    ## Use instead
+    ```python
+    train_acc_metric.reset_state()
+    print(float(optimizer.learning_rate))
+    ```
+
+    ## Known problems
+    `reset_states()` is reported only on objects known to be metrics (built from `keras.metrics` in
+    this file, or taken from `model.metrics`): stateful RNN layers still have a `reset_states()` in
+    Keras 3. `.lr` is reported on optimizers built in this file and on `<model>.optimizer`. Silent for
+    Keras 2 code (`tf_keras`, `TF_USE_LEGACY_KERAS`, or `keras-version = 2` in the config).
+
+    ## Options
+    None.
+
+    ## Fix safety
+    `reset_states()` -> `reset_state()` and `.lr` -> `.learning_rate` are safe renames with the same
+    behaviour. `fit_generator` -> `fit` (and the other two) is unsafe: Keras 3's `fit` does not accept
+    `workers`, `use_multiprocessing` or `max_queue_size`, so remaining arguments may need changes.
+    The removed backend functions have no mechanical replacement.
+
+    ## References
+    - https://keras.io/guides/migrating_to_keras_3/
+    - https://keras.io/api/metrics/base_metric/#reset_state-method
+    - https://github.com/tensorflow/docs/pull/2336 (`'Mean' object has no attribute 'reset_states'` in the custom-loop tutorials)
+    - https://github.com/tensorflow/tensorboard/pull/6932 (the same break in TensorBoard's get-started loop on TF 2.17)
+    - Seed report 2 in SEEDS.md (`train_acc_metric.reset_states()` in a GradientTape loop)
+    """
+
+    code = "TL502"
+    name = "removed-keras-api"
+    message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
+    severity = Severity.ERROR
+    fixable = True
+    triggers = ("reset_states", ".lr", "_generator", "learning_phase", "get_session", "get_gradients",
+                "get_updates")
+
+    def check(self) -> None:
+        if self.context.keras_version == 2:
+            return
+        facts = self.facts
+        reader = model_reader(facts)
+        for site in facts.calls:
+            method = site.method
+            func = site.node.func
+            receiver = site.receiver
+            if method == "reset_states" and receiver is not None and _is_metric(facts, receiver, site.scope, site.order):
+                assert isinstance(func, cst.Attribute)
+                self.report(func.attr, old=f"{receiver}.reset_states()", instead="use `reset_state()`",
+                            fix=PendingFix("Rename to `reset_state()`", True, [(func.attr, cst.Name("reset_state"))]))
+            elif method in _GENERATOR_METHODS and receiver is not None and isinstance(func, cst.Attribute):
+                if reader.model_of(func.value, site.scope, site.order) is None and not receiver.endswith("model"):
+                    continue
+                new = _GENERATOR_METHODS[method]
+                self.report(func.attr, old=f"{receiver}.{method}()", instead=f"use `{new}()`, which takes generators",
+                            fix=PendingFix(f"Rename to `{new}()`", False, [(func.attr, cst.Name(new))]))
+            elif method in _REMOVED_OPTIMIZER_METHODS and receiver is not None and _is_optimizer(
+                facts, receiver, site.scope, site.order
+            ):
+                assert isinstance(func, cst.Attribute)
+                self.report(func.attr, old=f"{receiver}.{method}()", instead=_REMOVED_OPTIMIZER_METHODS[method])
+            elif site.qualified in _REMOVED_FUNCTIONS:
+                self.report(site.node, old=site.func or site.qualified, instead=_REMOVED_FUNCTIONS[site.qualified])
+        for use in facts.name_uses:
+            node = use.node
+            if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
+                continue
+            receiver = dotted(node.value)
+            if receiver is None or not _is_optimizer(facts, receiver, use.scope, use.order):
+                continue
+            self.report(node.attr, old=f"{receiver}.lr", instead="use `.learning_rate`",
+                        fix=PendingFix("Rename to `.learning_rate`", True, [(node.attr, cst.Name("learning_rate"))]))
+
+    VALID = [
+        Valid("""
+import tensorflow as tf
+acc = tf.keras.metrics.SparseCategoricalAccuracy()
+opt = tf.keras.optimizers.Adam(1e-3)
+acc.reset_state()
+print(float(opt.learning_rate))
+""", "the Keras 3 spellings"),
+        Valid("""
+import tensorflow as tf
+lstm = tf.keras.layers.LSTM(8, stateful=True)
+lstm.reset_states()
+""", "near miss: stateful RNN layers keep reset_states()"),
+        Valid("""
+import tf_keras
+acc = tf_keras.metrics.Mean()
+acc.reset_states()
+""", "Keras 2 code"),
+        Valid("""
+import argparse
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+print(args.lr)
+""", "an `lr` attribute that is not an optimizer's"),
+    ]
+    INVALID = [
+        Invalid("""
+import tensorflow as tf
+train_acc_metric = tf.keras.metrics.CategoricalAccuracy()
+for epoch in range(2):
+    train_acc_metric.reset_states()
+""", line=5, column=22, expected_fix="""
+import tensorflow as tf
+train_acc_metric = tf.keras.metrics.CategoricalAccuracy()
+for epoch in range(2):
+    train_acc_metric.reset_state()
+"""),
+        Invalid("""
+from tensorflow import keras
+optimizer = keras.optimizers.Adam(1e-3)
+keras.backend.set_value(optimizer.lr, 1e-4)
+""", expected_fix="""
+from tensorflow import keras
+optimizer = keras.optimizers.Adam(1e-3)
+keras.backend.set_value(optimizer.learning_rate, 1e-4)
+"""),
+        Invalid("""
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+for m in model.metrics:
+    m.reset_states()
+print(model.optimizer.lr)
+""", count=2),
+        Invalid("""
+import tensorflow as tf
+tf.keras.backend.set_learning_phase(1)
+""", message_contains="training=True"),
+    ]
+
+
+def _binding_value(facts: Facts, name: str, scope: Scope, order: int) -> cst.BaseExpression | None:
+    binding = facts.binding_before(name, scope, order)
+    if binding is None:
+        return None
+    if binding.value is None:
+        loop = facts.loop_bindings.get(id(binding))
+        return loop
+    return binding.value if binding.index is None else None
+
+
+def _is_metric(facts: Facts, name: str, scope: Scope, order: int) -> bool:
+    value = _binding_value(facts, name, scope, order)
+    if isinstance(value, cst.Call):
+        qualified = facts.resolve(value.func)
+        return bool(qualified) and qualified.startswith("keras.metrics.") and qualified.rsplit(".", 1)[-1][:1].isupper()
+    if isinstance(value, cst.Attribute):  # `for m in model.metrics:`
+        return value.attr.value == "metrics"
+    return False
+
+
+def _is_optimizer(facts: Facts, name: str, scope: Scope, order: int) -> bool:
+    if name.split(".")[-1] == "optimizer" and "." in name:
+        return True
+    value = _binding_value(facts, name, scope, order)
+    return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None

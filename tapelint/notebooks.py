@@ -1,0 +1,459 @@
+"""Jupyter notebooks: lint the code cells as one module, map findings back to cells, write fixes back.
+
+Cells are numbered like Jupyter and VS Code count them on screen: 1-based among *all* cells, markdown and
+raw cells included, so `cell 3` is the third cell from the top of the notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from json.decoder import scanstring
+from pathlib import Path
+
+from tapelint.config import Config
+from tapelint.diagnostic import Diagnostic, Fix, TextEdit
+from tapelint.engine import lint_source
+from tapelint.errors import InputError
+from tapelint.files import decode
+
+MAX_PASSES = 10
+
+# Cell magics whose body is still Python (the magic only times, captures or profiles it).
+_PYTHON_BODY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "tensorflow_version"}
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their newlines kept; unlike str.splitlines only '\\n' ends a line (as in notebooks)."""
+    return _LINE.findall(text)
+
+
+def _is_magic(stripped: str) -> bool:
+    if not stripped or stripped.startswith("#"):
+        return False
+    if stripped[0] in "%!?":
+        return True
+    if _ASSIGNED_MAGIC.match(stripped):  # `files = !ls`, `t = %timeit -o f()`
+        return True
+    # `obj?`, `obj??`: help lines. A `?` never ends a valid Python statement.
+    return stripped.endswith("?") and "#" not in stripped
+
+
+def _placeholder(line: str) -> str:
+    """A harmless statement of the same length (when there is room) that keeps the block structure."""
+    body = line.rstrip("\n")
+    newline = line[len(body):]
+    indent = body[: len(body) - len(body.lstrip())]
+    width = len(body) - len(indent)
+    if width >= 4:
+        text = "pass" + ("#" * (width - 4))
+    elif width == 3:
+        text = "..."
+    else:
+        text = "0" * min(width, 1) + " " * max(width - 1, 0) if width else ""
+    return indent + text + newline
+
+
+def mask_magics(source: str) -> tuple[str, frozenset[int]]:
+    """Replace IPython magics, shell escapes and help lines by placeholders; return the 1-based lines masked."""
+    lines = split_lines(source)
+    masked: set[int] = set()
+    if lines and lines[0].lstrip().startswith("%%"):
+        magic = lines[0].lstrip()[2:].split(None, 1)
+        name = magic[0] if magic else ""
+        masked.add(1)
+        if name not in _PYTHON_BODY_CELL_MAGICS:  # %%bash, %%writefile, %%html...: the body is not Python
+            masked.update(range(2, len(lines) + 1))
+    continuation = False
+    for number, line in enumerate(lines, start=1):
+        if number in masked:
+            continue
+        stripped = line.strip()
+        if continuation or _is_magic(stripped):
+            masked.add(number)
+            continuation = stripped.endswith("\\")
+    if not masked:
+        return source, frozenset()
+    out = [_placeholder(line) if number in masked else line for number, line in enumerate(lines, start=1)]
+    return "".join(out), frozenset(masked)
+
+
+@dataclass
+class CodeCell:
+    number: int  # 1-based among all cells
+    index: int  # position in the notebook's "cells" list
+    source: str  # as in the notebook
+    masked: str = ""
+    masked_lines: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.masked, self.masked_lines = mask_magics(self.source)
+
+    def with_source(self, source: str) -> "CodeCell":
+        return CodeCell(self.number, self.index, source)
+
+
+@dataclass
+class Notebook:
+    text: str  # the file as read
+    data: dict
+    cells: list[CodeCell]
+    source_spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # cell index -> span of "source"
+
+
+def _source_text(value: object) -> str:
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    return value if isinstance(value, str) else ""
+
+
+def parse_notebook(text: str, name: str) -> Notebook:
+    """The code cells of a notebook (nbformat 4), or a one-line InputError."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{name}: not a valid notebook: invalid JSON at line {error.lineno}, "
+                         f"column {error.colno} ({error.msg})") from None
+    except RecursionError:
+        raise InputError(f"{name}: not a valid notebook: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{name}: not a valid notebook: the top level is not a JSON object")
+    if "cells" not in data:
+        if "worksheets" in data:
+            raise InputError(f"{name}: nbformat 3 notebooks are not supported; convert with "
+                             "`jupyter nbconvert --to notebook --nbformat 4`")
+        raise InputError(f"{name}: not a valid notebook: no `cells` list")
+    cells = data["cells"]
+    if not isinstance(cells, list):
+        raise InputError(f"{name}: not a valid notebook: `cells` is not a list")
+    code_cells = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            raise InputError(f"{name}: not a valid notebook: cell {index + 1} is not a JSON object")
+        if cell.get("cell_type") == "code":
+            code_cells.append(CodeCell(index + 1, index, _source_text(cell.get("source", ""))))
+    return Notebook(text, data, code_cells)
+
+
+def is_python(notebook: Notebook) -> bool:
+    metadata = notebook.data.get("metadata")
+    if not isinstance(metadata, dict):
+        return True
+    info = metadata.get("language_info")
+    language = info.get("name") if isinstance(info, dict) else None
+    if language is None:
+        kernel = metadata.get("kernelspec")
+        language = kernel.get("language") if isinstance(kernel, dict) else None
+    return not isinstance(language, str) or language.lower() in ("python", "python3", "ipython", "ipython3")
+
+
+def _parses(source: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes and the like are not ours to print
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+@dataclass
+class _Composed:
+    source: str
+    # composed line (1-based) -> (cell, line within the cell)
+    where: list[tuple[CodeCell, int]]
+    syntax_errors: list[Diagnostic]
+
+
+def _compose(cells: list[CodeCell], name: str, config: Config) -> _Composed:
+    """One module of all code cells that parse on their own (each cell is its own compile unit in Jupyter)."""
+    parts: list[str] = []
+    where: list[tuple[CodeCell, int]] = [(cells[0], 1)] if cells else []  # index 0 unused
+    errors: list[Diagnostic] = []
+    for cell in cells:
+        if not cell.masked.strip():
+            continue
+        if not _parses(cell.masked):
+            found = lint_source(cell.masked, name, config, force=True, rules=())
+            if found:
+                errors.extend(d.with_changes(cell=cell.number, fix=None) for d in found)
+                continue
+        text = cell.masked if cell.masked.endswith("\n") else cell.masked + "\n"
+        parts.append(text)
+        where.extend((cell, line) for line in range(1, text.count("\n") + 1))
+    return _Composed("".join(parts), where, errors)
+
+
+def _locate(composed: _Composed, line: int, column: int) -> tuple[CodeCell, int, int] | None:
+    """(cell, line in cell, column) for a composed position; the end just past a cell maps to its last line+1."""
+    if 1 <= line < len(composed.where):
+        cell, local = composed.where[line]
+        return cell, local, column
+    if line == len(composed.where) and column == 0 and len(composed.where) > 1:
+        cell, local = composed.where[line - 1]
+        return cell, local + 1, 0
+    return None
+
+
+def _map_edits(composed: _Composed, fix: Fix) -> tuple[CodeCell, tuple[TextEdit, ...]] | None:
+    """The fix's edits in cell coordinates, or None when they leave one cell or touch a masked line."""
+    target: CodeCell | None = None
+    edits = []
+    for edit in fix.edits:
+        start = _locate(composed, edit.line, edit.column)
+        end = _locate(composed, edit.end_line, edit.end_column)
+        if start is None or end is None:
+            return None
+        cell, line, column = start
+        end_cell, end_line, end_column = end
+        if end_cell is not cell:
+            # An end exclusive at column 0 of the next cell's first line is the end of this cell.
+            if not (end_column == 0 and end_line == 1 and composed.where[edit.end_line - 1][0] is cell):
+                return None
+            end_line = composed.where[edit.end_line - 1][1] + 1
+        if target is not None and cell is not target:
+            return None
+        target = cell
+        last_touched = end_line - 1 if end_column == 0 and end_line > line else end_line
+        if any(line <= masked <= last_touched for masked in cell.masked_lines):
+            return None
+        edits.append(TextEdit(line, column, end_line, end_column, edit.text))
+    if target is None:
+        return None
+    return target, tuple(edits)
+
+
+def _map_diagnostic(composed: _Composed, diagnostic: Diagnostic) -> Diagnostic | None:
+    start = _locate(composed, diagnostic.line, diagnostic.column)
+    if start is None:
+        return None
+    cell, line, column = start
+    end = _locate(composed, diagnostic.end_line, diagnostic.end_column)
+    if end is not None and end[0] is cell:
+        end_line, end_column = end[1], end[2]
+    else:
+        end_line, end_column = line, column
+    fix = diagnostic.fix
+    if fix is not None:
+        mapped = _map_edits(composed, fix)
+        fix = replace(fix, edits=mapped[1]) if mapped is not None and mapped[0] is cell else None
+    return diagnostic.with_changes(line=line, column=column, end_line=end_line, end_column=end_column,
+                                   cell=cell.number, fix=fix)
+
+
+def _lint_cells(cells: list[CodeCell], name: str, config: Config, force: bool
+                ) -> tuple[_Composed, list[Diagnostic], list[Diagnostic]]:
+    """(composed module, raw diagnostics in composed coordinates, diagnostics mapped to cells)."""
+    composed = _compose(cells, name, config)
+    raw = lint_source(composed.source, name, config, force=force) if composed.source.strip() else []
+    mapped = [m for m in (_map_diagnostic(composed, d) for d in raw) if m is not None]
+    result = sorted([*composed.syntax_errors, *mapped], key=Diagnostic.sort_key)
+    return composed, raw, result
+
+
+def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = True) -> list[Diagnostic]:
+    """Diagnostics for a notebook given as JSON text; `cell` is set on each."""
+    notebook = parse_notebook(text, name)
+    if not notebook.cells or not is_python(notebook):
+        return []
+    return _lint_cells(notebook.cells, name, config, force)[2]
+
+
+def read_notebook(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    return decode(data, str(path))
+
+
+def lint_notebook(path: Path, config: Config, *, force: bool = True) -> list[Diagnostic]:
+    return lint_notebook_text(read_notebook(path), str(path), config, force=force)
+
+
+# --- fixes -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NotebookFixOutcome:
+    source: str  # the notebook JSON text after the fixes
+    applied: int
+    remaining: list[Diagnostic]
+
+
+def _apply_to_cell(cell: CodeCell, edits: list[TextEdit]) -> str:
+    from tapelint.fixes import apply_edits
+
+    text = cell.source
+    added_newline = not text.endswith("\n")
+    if added_newline:
+        text += "\n"
+    fixed = apply_edits(text, edits)
+    if added_newline and fixed.endswith("\n"):
+        fixed = fixed[:-1]
+    return fixed
+
+
+def _cell_parses(cell: CodeCell) -> bool:
+    return _parses(cell.masked)
+
+
+def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> NotebookFixOutcome:
+    """Apply fixes cell by cell, pass by pass; only the `source` of changed cells is rewritten in the JSON."""
+    from tapelint.fixes import _overlaps
+
+    notebook = parse_notebook(text, name)
+    if not notebook.cells or not is_python(notebook):
+        return NotebookFixOutcome(text, 0, [])
+    cells = list(notebook.cells)
+    applied = 0
+    composed, raw, mapped = _lint_cells(cells, name, config, True)
+    for _ in range(MAX_PASSES):
+        per_cell: dict[int, list[TextEdit]] = {}
+        counts: dict[int, int] = {}
+        for diagnostic in raw:
+            fix = diagnostic.fix
+            if fix is None or not (fix.safe or unsafe):
+                continue
+            target = _map_edits(composed, fix)
+            if target is None:
+                continue
+            cell, edits = target
+            candidate = per_cell.get(cell.number, []) + list(edits)
+            if _overlaps(candidate):
+                continue
+            per_cell[cell.number] = candidate
+            counts[cell.number] = counts.get(cell.number, 0) + 1
+        changed = False
+        for position, cell in enumerate(cells):
+            edits = per_cell.get(cell.number)
+            if not edits:
+                continue
+            updated = cell.with_source(_apply_to_cell(cell, edits))
+            if updated.source == cell.source or (_cell_parses(cell) and not _cell_parses(updated)):
+                continue  # a fix must never leave a cell that no longer parses
+            cells[position] = updated
+            applied += counts[cell.number]
+            changed = True
+        if not changed:
+            break
+        composed, raw, mapped = _lint_cells(cells, name, config, True)
+    originals = {cell.number: cell.source for cell in notebook.cells}
+    new_sources = {cell.index: cell.source for cell in cells if cell.source != originals[cell.number]}
+    output = rewrite_sources(notebook, new_sources) if new_sources else text
+    return NotebookFixOutcome(output, applied, mapped)
+
+
+# --- writing back: only the changed "source" values, the rest of the file byte for byte -------------------
+
+
+class _Scanner:
+    """Finds where each cell's "source" value sits in the JSON text, so it can be replaced in place."""
+
+    _WS = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.decoder = json.JSONDecoder()
+
+    def skip(self, pos: int) -> int:
+        return self._WS.match(self.text, pos).end()  # type: ignore[union-attr]
+
+    def value_end(self, pos: int) -> int:
+        return self.decoder.raw_decode(self.text, pos)[1]
+
+    def object_members(self, pos: int):  # type: ignore[no-untyped-def]
+        """Yield (key, value start, value end) for the object starting at pos (at '{')."""
+        pos = self.skip(pos + 1)
+        if self.text[pos] == "}":
+            return
+        while True:
+            key, pos = scanstring(self.text, pos + 1)
+            pos = self.skip(pos)
+            pos = self.skip(pos + 1)  # ':'
+            end = self.value_end(pos)
+            yield key, pos, end
+            pos = self.skip(end)
+            if self.text[pos] == "}":
+                return
+            pos = self.skip(pos + 1)  # ','
+
+    def source_spans(self) -> dict[int, tuple[int, int]]:
+        spans: dict[int, tuple[int, int]] = {}
+        for key, start, _end in self.object_members(self.skip(0)):
+            if key != "cells":
+                continue
+            pos = self.skip(start + 1)
+            index = 0
+            while self.text[pos] != "]":
+                for cell_key, value_start, value_end in self.object_members(pos):
+                    if cell_key == "source":
+                        spans[index] = (value_start, value_end)
+                pos = self.skip(self.value_end(pos))
+                if self.text[pos] == ",":
+                    pos = self.skip(pos + 1)
+                index += 1
+        return spans
+
+
+def _ensure_ascii(sample: str) -> bool:
+    return sample.isascii() and "\\u" in sample
+
+
+def _serialize_source(old: str, source: str) -> str:
+    """The new source value laid out like the old one (list of lines or one string, same indentation)."""
+    ascii_only = _ensure_ascii(old)
+    if not old.startswith("["):
+        return json.dumps(source, ensure_ascii=ascii_only)
+    lines = split_lines(source)
+    items = [json.dumps(line, ensure_ascii=ascii_only) for line in lines]
+    match = re.match(r"\[(\s*)", old)
+    opening = match.group(1) if match else ""
+    closing_match = re.search(r"(\s*)\]$", old)
+    closing = closing_match.group(1) if closing_match else ""
+    if not items:
+        return "[]"
+    if not opening:  # compact layout, `["a", "b"]` or `["a","b"]`
+        separator = ", " if ", " in old or old == "[]" else ","
+        return "[" + separator.join(items) + "]"
+    return "[" + opening + ("," + opening).join(items) + closing + "]"
+
+
+def rewrite_sources(notebook: Notebook, sources: dict[int, str]) -> str:
+    """The notebook text with the `source` of the given cells (by list index) replaced, nothing else."""
+    spans = _Scanner(notebook.text).source_spans()
+    text = notebook.text
+    for index in sorted(sources, reverse=True):
+        if index not in spans:
+            continue
+        start, end = spans[index]
+        text = text[:start] + _serialize_source(text[start:end], sources[index]) + text[end:]
+    return text
+
+
+def cell_sources(text: str) -> dict[int, str]:
+    """Code cell number -> source, for diffs; {} when the text is not a notebook."""
+    try:
+        return {cell.number: cell.source for cell in parse_notebook(text, "<notebook>").cells}
+    except InputError:
+        return {}
+
+
+def notebook_diff(name: str, before: str, after: str) -> str:
+    """A unified diff per changed cell, headed `name:cell N` (cells numbered as in the findings)."""
+    old, new = cell_sources(before), cell_sources(after)
+    chunks = []
+    for number in sorted(old):
+        if number in new and old[number] != new[number]:
+            a = split_lines(old[number] if old[number].endswith("\n") else old[number] + "\n")
+            b = split_lines(new[number] if new[number].endswith("\n") else new[number] + "\n")
+            chunks.append("".join(difflib.unified_diff(a, b, f"{name}:cell {number}", f"{name}:cell {number}")))
+    return "".join(chunks)

@@ -1,0 +1,289 @@
+"""End-to-end tests of `tapelint server`: a real LSP client (pytest-lsp) drives the server over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+import pytest
+
+pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="the language-server tests need pytest-lsp")
+pytest_asyncio = pytest.importorskip("pytest_asyncio")
+
+from lsprotocol import types  # noqa: E402
+from pygls.exceptions import JsonRpcException  # noqa: E402
+
+BUGGY = (
+    "import tensorflow as tf\n"
+    "optimizer = tf.keras.optimizers.Adam(lr=0.001, beta_1=0.9)\n"
+    'named = tf.keras.optimizers.Adam(name="😀", lr=0.01)\n'
+)
+TIMEOUT = 20
+
+
+@pytest_asyncio.fixture
+async def client(tmp_path: Path):
+    """A server started the way an editor starts it, in a project folder of its own."""
+    project = tmp_path / "project"
+    project.mkdir()
+    # Only TL501, so that rules added later cannot change what these tests see.
+    (project / "pyproject.toml").write_text('[tool.tapelint]\nselect = ["TL501"]\n', encoding="utf-8")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    lsp_client = pytest_lsp.make_test_lsp_client()
+    await lsp_client.start_io(sys.executable, "-m", "tapelint", "server", env=env, cwd=str(project))
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+        root_uri=project.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")],
+    ))
+    lsp_client.project = project  # type: ignore[attr-defined]
+    yield lsp_client
+    await lsp_client.shutdown_session()
+    await lsp_client.stop()
+
+
+async def publish_for(client, uri: str) -> list[types.Diagnostic]:
+    """Wait for the next diagnostics the server publishes for `uri`."""
+    async def wait() -> list[types.Diagnostic]:
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri:
+                return list(params.diagnostics)
+    return await asyncio.wait_for(wait(), TIMEOUT)
+
+
+async def open_document(client, name: str, text: str) -> tuple[str, list[types.Diagnostic]]:
+    path = client.project / name
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    waiting = asyncio.ensure_future(publish_for(client, uri))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    return uri, await waiting
+
+
+async def change_document(client, uri: str, version: int,
+                          changes: list[types.TextDocumentContentChangeEvent]) -> list[types.Diagnostic]:
+    waiting = asyncio.ensure_future(publish_for(client, uri))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=changes))
+    return await waiting
+
+
+def apply_lsp_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """What an editor does with a WorkspaceEdit: positions are 0-based lines and UTF-16 columns."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        units = 0
+        for index, char in enumerate(line):
+            if units >= position.character:
+                return sum(map(len, lines[:position.line])) + index
+            units += len(char.encode("utf-16-le")) // 2
+        return sum(map(len, lines[:position.line + 1]))
+
+    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def as_range(start: tuple[int, int], end: tuple[int, int]) -> types.Range:
+    return types.Range(start=types.Position(*start), end=types.Position(*end))
+
+
+async def code_actions(client, uri: str, rng: types.Range, diagnostics: list[types.Diagnostic],
+                       only: list[str] | None = None) -> list[types.CodeAction]:
+    result = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only)))
+    return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+
+@pytest.mark.asyncio
+async def test_opening_a_buggy_file_publishes_diagnostics_with_zero_based_utf16_ranges(client):
+    uri, diagnostics = await open_document(client, "train.py", BUGGY)
+
+    assert [(d.code, d.source, d.severity) for d in diagnostics] == [
+        ("TL501", "tapelint", types.DiagnosticSeverity.Error)] * 2
+    first, second = diagnostics
+    # `lr=0.001` is line 2, columns 31-39 as 1-based lines: LSP counts lines from 0.
+    assert first.range == as_range((1, 37), (1, 45))
+    assert BUGGY.splitlines()[1][37:45] == "lr=0.001"
+    # The emoji before `lr=` is one code point but two UTF-16 units, which is what LSP counts by default.
+    assert second.range == as_range((2, 44), (2, 51))
+    assert "`lr=`" in first.message
+
+    # The code links to the rule's documentation, which a user can open.
+    href = first.code_description.href
+    assert href.startswith("file:")
+    docs = Path(url2pathname(urlparse(href).path)).read_text(encoding="utf-8")
+    assert "TL501" in docs and "## What it does" in docs
+
+
+@pytest.mark.asyncio
+async def test_applying_the_quick_fix_makes_the_diagnostic_go_away(client):
+    uri, diagnostics = await open_document(client, "train.py", BUGGY)
+    target = diagnostics[0]
+
+    actions = await code_actions(client, uri, target.range, [target])
+    quick_fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    assert [a.title for a in quick_fixes] == ["TL501: Rename `lr=` to `learning_rate=`"]
+    fix = quick_fixes[0]
+    assert fix.is_preferred and fix.diagnostics[0].range == target.range
+    edits = fix.edit.changes[uri]
+    fixed = apply_lsp_edits(BUGGY, edits)
+    assert "Adam(learning_rate=0.001, beta_1=0.9)" in fixed
+
+    # The editor applies the edit and reports it as an incremental change, the way VS Code does.
+    remaining = await change_document(client, uri, 2, [
+        types.TextDocumentContentChangePartial(range=e.range, text=e.new_text) for e in edits])
+    assert [d.range.start.line for d in remaining] == [2], "only the untouched second finding is left"
+
+
+@pytest.mark.asyncio
+async def test_unsafe_fixes_are_offered_but_titled_unsafe_and_not_preferred(client):
+    text = "import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01, decay=1e-4)\n"
+    uri, diagnostics = await open_document(client, "train.py", text)
+    assert [d.code for d in diagnostics] == ["TL501"]
+
+    actions = await code_actions(client, uri, diagnostics[0].range, diagnostics)
+    assert len(actions) == 1, "an unsafe fix is never part of `fix all safe`"
+    action = actions[0]
+    assert "unsafe" in action.title and "InverseTimeDecay" in action.title
+    assert not action.is_preferred
+    fixed = apply_lsp_edits(text, action.edit.changes[uri])
+    assert "InverseTimeDecay(0.01, decay_steps=1, decay_rate=1e-4)" in fixed and "decay=1e-4" not in fixed
+
+
+@pytest.mark.asyncio
+async def test_fix_all_safe_applies_every_safe_fix_and_leaves_unsafe_ones(client):
+    text = (
+        "import tensorflow as tf\n"
+        "first = tf.keras.optimizers.Adam(lr=0.001, decay=0.0)\n"
+        "\n"
+        "second = tf.keras.optimizers.SGD(lr=0.1, decay=1e-4)\n"
+    )
+    uri, diagnostics = await open_document(client, "train.py", text)
+    assert len(diagnostics) == 4
+
+    actions = await code_actions(client, uri, as_range((0, 0), (0, 0)), [], only=["source.fixAll"])
+    assert [(a.title, a.kind) for a in actions] == [("tapelint: fix all safe", "source.fixAll.tapelint")]
+    fixed = apply_lsp_edits(text, actions[0].edit.changes[uri])
+    assert fixed == (
+        "import tensorflow as tf\n"
+        "first = tf.keras.optimizers.Adam(learning_rate=0.001)\n"
+        "\n"
+        "second = tf.keras.optimizers.SGD(learning_rate=0.1, decay=1e-4)\n"
+    )
+
+    remaining = await change_document(client, uri, 2, [types.TextDocumentContentChangeWholeDocument(text=fixed)])
+    assert [(d.code, d.range.start.line) for d in remaining] == [("TL501", 3)]
+    assert "`decay=`" in remaining[0].message
+
+
+@pytest.mark.asyncio
+async def test_hover_on_a_noqa_comment_shows_the_rule_docs(client):
+    text = "import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(lr=0.001)  # noqa: TL501\n"
+    uri, diagnostics = await open_document(client, "train.py", text)
+    assert diagnostics == [], "the noqa comment suppresses the finding in the editor too"
+
+    column = text.splitlines()[1].index("TL501") + 2
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(1, column)))
+    assert hover is not None
+    assert "removed-optimizer-argument" in hover.contents.value
+    assert "## Why is this bad?" in hover.contents.value
+    assert hover.range == as_range((1, column - 2), (1, column + 3))
+
+    on_code = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(1, 5)))
+    assert on_code is None
+
+
+@pytest.mark.asyncio
+async def test_a_syntax_error_in_the_buffer_is_a_tl000_diagnostic_and_the_server_keeps_working(client):
+    uri, diagnostics = await open_document(client, "train.py", "import tensorflow as tf\ndef step(:\n    pass\n")
+    assert [d.code for d in diagnostics] == ["TL000"]
+    assert diagnostics[0].severity == types.DiagnosticSeverity.Error
+    assert diagnostics[0].range.start != diagnostics[0].range.end, "a visible range, not a point"
+
+    # Typing on until the file parses again brings the real findings back.
+    remaining = await change_document(client, uri, 2, [types.TextDocumentContentChangeWholeDocument(text=BUGGY)])
+    assert [d.code for d in remaining] == ["TL501", "TL501"]
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_publishes_only_the_latest_text(client):
+    uri, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert len(diagnostics) == 2
+    waiting = asyncio.ensure_future(publish_for(client, uri))
+    for version, text in enumerate([BUGGY + "x = 1\n", BUGGY + "x = 12\n", "import tensorflow as tf\n"], start=2):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    assert await waiting == [], "the first diagnostics after the burst are for its last text"
+
+
+@pytest.mark.asyncio
+async def test_the_workspace_pyproject_config_applies(client):
+    (client.project / "pyproject.toml").write_text(
+        '[tool.tapelint]\nselect = ["TL501"]\nignore = ["TL501"]\n', encoding="utf-8")
+    _, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert diagnostics == []
+
+
+@pytest.mark.asyncio
+async def test_closing_a_document_clears_its_diagnostics(client):
+    uri, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert diagnostics
+    waiting = asyncio.ensure_future(publish_for(client, uri))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert await waiting == []
+
+
+@pytest.mark.asyncio
+async def test_malformed_requests_do_not_kill_the_server(client):
+    # Params that are not a CodeActionParams at all get an error answer, not silence.
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(
+            client.protocol.send_request_async(types.TEXT_DOCUMENT_CODE_ACTION, {"textDocument": 42}), TIMEOUT)
+    # Requests about documents the editor never opened are answered with nothing.
+    unknown = "file:///nowhere/at/all.py"
+    assert await code_actions(client, unknown, as_range((0, 0), (0, 1)), []) == []
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=unknown), position=types.Position(3, 3))) is None
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri="not a uri"), position=types.Position(0, 0))) is None
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=unknown, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text="x")]))
+    client.protocol.notify(types.TEXT_DOCUMENT_DID_OPEN, {"garbage": True})
+
+    # Still alive and still linting.
+    _, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert [d.code for d in diagnostics] == ["TL501", "TL501"]
+
+
+def test_importing_tapelint_does_not_import_pygls():
+    code = "import sys, tapelint, tapelint.cli, tapelint.api; print(sorted(m for m in ('pygls', 'lsprotocol') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_server_without_pygls_says_how_to_install_it():
+    code = "import sys; sys.modules['pygls'] = None; sys.argv = ['tapelint', 'server']\nfrom tapelint.cli import main\nmain()"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip() == 'tapelint: error: the language server needs pygls: pip install "tapelint[lsp]"'
