@@ -84,6 +84,9 @@ class RemovedOptimizerArgument(Rule):
                     continue
                 keyword = arg.keyword.value
                 effect, severity = REMOVED[keyword]
+                if keyword == "decay" and number(self.facts, arg.value, creation.site.scope,
+                                                 creation.site.order) == 0:
+                    effect = "is no longer accepted (Keras 3 warns and ignores it); `decay=0` never did anything"
                 self.report(
                     arg,
                     severity=severity,
