@@ -4,8 +4,9 @@ import libcst as cst
 
 from tapelint.analysis.constants import number
 from tapelint.analysis.facts import arg_value
-from tapelint.analysis.keras import learning_rate
+from tapelint.analysis.keras import learning_rate, trains_a_model
 from tapelint.analysis.optimizers import optimizer_creations
+from tapelint.analysis.walk import contains
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Option, Rule, Valid
 
@@ -51,6 +52,8 @@ class LearningRateTooHigh(Rule):
     ```
 
     ## Known problems
+    Only files that build or train a network (Keras layers or models, a `GradientTape`, `fit`) are
+    checked, so optimizer unit tests that step a bare variable with `learning_rate=1.0` stay silent.
     A learning rate is only "too high" relative to the model, the loss scale and the batch; large-batch
     training with warm-up legitimately uses larger values (set the options). Learning rates computed
     at run time (command-line arguments, config files) are not read. Schedules are judged by their
@@ -93,6 +96,8 @@ class LearningRateTooHigh(Rule):
     probe = "Confirmed when update ratios |dw|/|w| are far above 1e-2 or dead ReLU units appear after the first update (TL808, TL804)."
 
     def check(self) -> None:
+        if not trains_a_model(self.facts):
+            return  # e.g. optimizer unit tests stepping a bare variable
         for creation in optimizer_creations(self.facts):
             lr = learning_rate(self.facts, creation.site)
             if lr.value is None:
@@ -131,13 +136,21 @@ class LearningRateTooHigh(Rule):
               config={"learning-rate-too-high": {"adaptive-max": 0.02}}),
         Valid("import torch\nopt = torch.optim.Adam(params, lr=0.1)\n", "not Keras"),
         Valid("""
+import keras
+import numpy as np
+var = keras.Variable(np.ones(3))
+optimizer = keras.optimizers.Adam(learning_rate=0.5)
+optimizer.apply_gradients(zip([np.full(3, 0.1)], [var]))
+""", "near miss: an optimizer unit test stepping a bare variable"),
+        Valid("""
 import tensorflow as tf
 for lr in [1e-1, 1e-2, 1e-3]:
     opt = tf.keras.optimizers.Adam(learning_rate=lr)
 """, "a sweep: the value is not one constant"),
     ]
     INVALID = [
-        Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01)\n",
+        Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01)\n"
+                "model = tf.keras.Sequential([tf.keras.layers.Dense(2)])\n",
                 line=2, column=52, message_contains="0.01 is high for Adam"),
         Invalid("""
 from tensorflow import keras
@@ -146,17 +159,13 @@ BASE_LR = 1e-2
 schedule = keras.optimizers.schedules.ExponentialDecay(
     initial_learning_rate=BASE_LR * 5, decay_steps=1000, decay_rate=0.9)
 optimizer = keras.optimizers.RMSprop(learning_rate=schedule)
+model = keras.Sequential([keras.layers.Dense(10)])
+model.compile(optimizer=optimizer, loss="mse")
 """, message_contains="0.05 is high for RMSprop"),
-        Invalid("import keras\nopt = keras.optimizers.SGD(0.5, momentum=0.9)\n",
+        Invalid("import keras\nopt = keras.optimizers.SGD(0.5, momentum=0.9)\nmodel = keras.models.load_model('m.keras')\n",
                 message_contains="SGD with momentum"),
     ]
 
 
 def _inside(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [tree]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(current.children)
-    return False
+    return contains(tree, node)

@@ -70,6 +70,7 @@ class RemovedOptimizerArgument(Rule):
     message = "`{arg}=` on `{cls}` {effect}"
     severity = Severity.ERROR
     fixable = True
+    triggers = ("lr", "decay")
     probe = "Reads `optimizer.learning_rate` after construction and reports the value actually used."
 
     def check(self) -> None:

@@ -68,13 +68,15 @@ class Config:
                 found.extend(selectors)
         return found
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path, walk_root: Path | None = None) -> bool:
+        """Whether a discovered file or folder is excluded. Folder-name patterns (`.venv`, `build`) look
+        only at the part below `walk_root`, so a folder the user names explicitly is always linted."""
         relative = _relative(str(path), self.root)
-        parts = PurePosixPath(relative).parts
+        below = path.relative_to(walk_root).parts if walk_root is not None else PurePosixPath(relative).parts
         for pattern in (*self.exclude, *self.extend_exclude):
-            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+            if any(fnmatch.fnmatchcase(part, pattern) for part in below):
                 return True
-            if _glob_match(relative, pattern):
+            if "/" in pattern.rstrip("/") and _glob_match(relative, pattern):
                 return True
         return False
 

@@ -13,6 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.analysis.walk import walk
 from tapelint.rule import PendingFix, Rule, RuleContext
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
@@ -20,6 +21,7 @@ _FILE_NOQA = re.compile(
     r"#\s*tapelint:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE
 )
 _KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
+_TF_WORDS = ("tensorflow", "keras", "tf_keras")
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,21 @@ def _keras_version(config: Config, source: str, context: RuleContext) -> int | N
     return None
 
 
-def _syntax_error(path: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def _syntax_error(path: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
     line = max(error.raw_line, 1)
     column = max(error.raw_column, 0)
     message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    # libcst's positions for syntax errors can be a line late; CPython's are exact and cheap to get
+    # here, since this only runs for files that failed to parse.
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as exact:
+        if exact.lineno:
+            line = exact.lineno
+            column = max((exact.offset or 1) - 1, 0)
+            message = exact.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
     return Diagnostic(
         path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
         f"Syntax error: {message}; the file was not checked", Severity.ERROR,
@@ -113,6 +126,31 @@ def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  
     return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
 
 
+class _Dispatch:
+    """One read-only traversal for every rule's `visit_<Type>`/`leave_<Type>` functions."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.visit: dict[str, list] = {}
+        self.leave: dict[str, list] = {}
+        for rule in rules:
+            for name, func in rule.get_visitors().items():
+                kind, _, node_type = name.partition("_")
+                (self.visit if kind == "visit" else self.leave).setdefault(node_type, []).append(func)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for func in self.visit.get(type(node).__name__, ()):
+            func(node)
+        return True  # like libcst's batched visitors, a False return does not prune
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        for func in self.leave.get(type(node).__name__, ()):
+            func(node)
+
+
+def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
+    walk(module, _Dispatch(rules))
+
+
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None) -> list[Diagnostic]:
     """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse."""
@@ -121,25 +159,38 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     file_ignores = config.ignores_for(path) if config.per_file_ignores else []
     if file_ignores:
         enabled = tuple(r for r in enabled if registry.code_enabled(r.code, r.name, file_ignores))
+    if not force and not any(root in source for root in _TF_WORDS):
+        return []  # cannot concern any rule: not even parsed
     applicable = [r for r in enabled if r.applies_to(source)]
-    if not applicable and not force:
-        return []
 
     def allowed(code: str, name: str) -> bool:
         return registry.code_enabled(code, name, [*config.ignore, *file_ignores])
 
+    if not applicable:
+        # Nothing to analyse, but a TensorFlow file that does not parse is still worth saying; CPython's
+        # parser answers that several times faster than libcst.
+        if not allowed(*registry.SYNTAX_ERROR):
+            return []
+        try:
+            compile(source, path, "exec", dont_inherit=True, flags=0x400)
+        except SyntaxError as error:
+            line = error.lineno or 1
+            column = max((error.offset or 1) - 1, 0)
+            return [Diagnostic(path, line, column, line, column, *registry.SYNTAX_ERROR,
+                               f"Syntax error: {error.msg}; the file was not checked", Severity.ERROR)]
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        return []
+
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [_syntax_error(path, error)] if allowed(*registry.SYNTAX_ERROR) else []
+        return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
     except RecursionError:
         diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
                           "Syntax error: the file is nested too deeply to parse; the file was not checked",
                           Severity.ERROR)
         return [diag] if allowed(*registry.SYNTAX_ERROR) else []
-    if not applicable:
-        return []
-
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     shared: dict = {}
     context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
@@ -149,8 +200,10 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
         instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared)))
     visitors = [r for r in instances if r.get_visitors()]
-    if visitors:
+    if any(r.get_inherited_dependencies() for r in visitors):
         wrapper.visit_batched(visitors)
+    elif visitors:
+        _visit_batched(module, visitors)
     for rule in instances:
         rule.run_check()
 

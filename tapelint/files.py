@@ -35,14 +35,14 @@ def discover(paths: list[Path], config: Config) -> list[SourceFile]:
         for folder, subfolders, filenames in os.walk(path):
             folder_path = Path(folder)
             subfolders[:] = sorted(
-                d for d in subfolders if not config.is_excluded(folder_path / d) and not d.startswith(".")
+                d for d in subfolders if not config.is_excluded(folder_path / d, path) and not d.startswith(".")
             )
             for filename in sorted(filenames):
                 file_path = folder_path / filename
                 wanted = filename.endswith(PYTHON_SUFFIXES) or (
                     config.include_notebooks and filename.endswith(NOTEBOOK_SUFFIX)
                 )
-                if wanted and not config.is_excluded(file_path):
+                if wanted and not config.is_excluded(file_path, path):
                     found.setdefault(file_path, SourceFile(file_path, explicit=False))
     return sorted(found.values(), key=lambda f: str(f.path))
 

@@ -146,8 +146,21 @@ class Rule(cst.BatchableCSTVisitor):
     # Each visit function is guarded so that a rule that raises stops only itself: the batched
     # traversal and the other rules carry on, and the engine turns the crash into one diagnostic.
     def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
-        visitors = super().get_visitors()
-        return {name: self._guard(func) for name, func in visitors.items()}
+        return {name: self._guard(getattr(self, name)) for name in self._visitor_names()}
+
+    @classmethod
+    def _visitor_names(cls) -> tuple[str, ...]:
+        # libcst finds these with inspect.getmembers on every instance, which costs more than the
+        # traversal on small files; the names depend only on the class.
+        cached = cls.__dict__.get("_visitor_names_cache")
+        if cached is None:
+            cached = tuple(
+                name for name in dir(cls)
+                if (name.startswith("visit_") or name.startswith("leave_")) and callable(getattr(cls, name))
+                and not getattr(getattr(cls, name), "_is_no_op", False)
+            )
+            cls._visitor_names_cache = cached
+        return cached
 
     def _guard(self, func: Callable[[cst.CSTNode], None]) -> Callable[[cst.CSTNode], None]:
         @functools.wraps(func)

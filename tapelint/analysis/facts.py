@@ -12,10 +12,13 @@ from typing import Iterator
 import libcst as cst
 
 from tapelint.analysis.names import ImportMap, dotted
+from tapelint.analysis.walk import walk
 
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+SPAN_NODES = (cst.For, cst.While, cst.If, cst.IndentedBlock, cst.Else, cst.SimpleStatementSuite, cst.Return,
+              cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
 @dataclass(eq=False)
@@ -166,28 +169,29 @@ class _Collector(cst.CSTVisitor):
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.order += 1
+        if isinstance(node, SPAN_NODES):
+            self.f.spans[id(node)] = [node, self.order, self.order]
         return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        span = self.f.spans.get(id(original_node)) if isinstance(original_node, SPAN_NODES) else None
+        if span is not None:
+            span[2] = self.order
+        super().on_leave(original_node)
 
     @property
     def scope(self) -> Scope:
         return self.scopes[-1]
 
     # ----- imports
-    def visit_Import(self, node: cst.Import) -> None:
+    # Imports hold no reads or calls: do not descend into them.
+    def visit_Import(self, node: cst.Import) -> bool:
         self.f.imports.add_import(node)
-        self._skip_all_names(node)
+        return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         self.f.imports.add_import_from(node)
-        self._skip_all_names(node)
-
-    def _skip_all_names(self, node: cst.CSTNode) -> None:
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, cst.Name):
-                self.skip_names.add(id(current))
-            stack.extend(current.children)
+        return False
 
     # ----- scopes
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -409,6 +413,8 @@ class Facts:
         self.loop_bindings: dict[int, cst.BaseExpression] = {}
         self.calls: list[CallSite] = []
         self.call_by_node: dict[int, CallSite] = {}
+        # Control-flow nodes -> [node, order, end order], read by analysis/blocks.py.
+        self.spans: dict[int, list] = {}
         self.tapes: list[TapeBlock] = []
         self.returns: list[ReturnSite] = []
         self.name_uses: list[NameUse] = []
@@ -421,7 +427,7 @@ class Facts:
                         self.imports.add_import(small)
                     elif isinstance(small, cst.ImportFrom):
                         self.imports.add_import_from(small)
-        module.visit(_Collector(self))
+        walk(module, _Collector(self))
         self._bindings_by_target: dict[str, list[Binding]] = {}
         for binding in self.bindings:
             self._bindings_by_target.setdefault(binding.target, []).append(binding)

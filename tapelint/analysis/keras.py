@@ -509,6 +509,12 @@ class ModelReader:
                 model = self.model_of(expr.func, scope, order, depth + 1)
                 if model is not None:
                     return model.output
+                # A helper of this module that returns the prediction: `forward(x)`.
+                helper = f.functions.get(func_name)
+                if helper is not None:
+                    kinds = [self.value_kind(r.value, helper, r.order, depth + 1) for r in f.returns_of(helper)]
+                    if kinds and all(k.kind is kinds[0].kind for k in kinds):
+                        return kinds[0]
             return UNKNOWN
         if isinstance(expr, cst.Subscript):
             return self.value_kind(expr.value, scope, order, depth + 1)
@@ -537,3 +543,26 @@ def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
 
 def model_reader(facts: Facts) -> ModelReader:
     return facts.cached("model_reader", lambda: ModelReader(facts))  # type: ignore[return-value]
+
+
+def trains_a_model(facts: Facts) -> bool:
+    """Does this module build or train a network (layers, models, a tape, `fit`)? Optimizer unit tests
+    that step a bare variable do not."""
+
+    def compute() -> bool:
+        if facts.uses_gradient_tape:
+            return True
+        for site in facts.calls:
+            q = site.qualified or ""
+            if q.startswith(("keras.layers.", "keras.applications.")) or q in MODEL_CLASSES or q in (
+                "keras.models.load_model", "keras.saving.load_model"
+            ):
+                return True
+            if site.method in ("fit", "train_on_batch") and site.receiver is not None:
+                return True
+        return any(
+            base in MODEL_CLASSES or base in ("keras.layers.Layer", "keras.Layer")
+            for cls in facts.classes.values() for base in cls.bases
+        )
+
+    return facts.cached("trains_a_model", compute)  # type: ignore[return-value]

@@ -14,6 +14,7 @@ import libcst as cst
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope
 from tapelint.analysis.keras import APPLY_METHODS, optimizer_class
 from tapelint.analysis.names import dotted
+from tapelint.analysis.walk import contains
 
 
 @dataclass(eq=False)
@@ -148,13 +149,7 @@ class _Tracker:
 
 
 def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [tree]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(current.children)
-    return False
+    return contains(tree, node)
 
 
 def is_applied(facts: Facts, creation: OptimizerCreation) -> bool:

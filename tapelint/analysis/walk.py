@@ -1,0 +1,78 @@
+"""A read-only traversal that is several times cheaper than `CSTNode.visit`.
+
+libcst's `visit` rebuilds (and re-validates) every node on the way back up, even for visitors that
+change nothing, and `node.children` does the same. Analysis passes only read, so they walk the
+dataclass fields directly. Visitors keep the libcst interface: `on_visit(node) -> bool` (False skips
+the children) and `on_leave(node)`, which `CSTVisitor` dispatches to `visit_<Type>`/`leave_<Type>`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator
+
+import libcst as cst
+
+# Leaves and formatting that never hold code the analysis cares about.
+_SKIP_TYPES: tuple[type, ...] = (
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+    cst.Comment, cst.Comma, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Semicolon, cst.Colon, cst.Dot, cst.AssignEqual,
+    cst.ImportStar, cst.MaybeSentinel,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if not f.name.startswith("whitespace")
+                      and f.name not in ("lpar", "rpar", "header", "footer", "leading_lines",
+                                         "lines_after_decorators", "trailing_whitespace"))
+        # libcst declares a few fields out of source order; put decorators first like the source.
+        if "decorators" in names:
+            names = ("decorators", *[n for n in names if n != "decorators"])
+        _FIELDS[cls] = names
+    return names
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in _field_names(type(node)):
+        value: Any = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, _SKIP_TYPES):
+                yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIP_TYPES):
+                    yield item
+
+
+def walk(node: cst.CSTNode, visitor: Any) -> None:
+    """Depth-first, source-ordered traversal calling `visitor.on_visit` / `visitor.on_leave`."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, leaving = stack.pop()
+        if leaving:
+            visitor.on_leave(current)
+            continue
+        if visitor.on_visit(current) is False:
+            visitor.on_leave(current)
+            continue
+        stack.append((current, True))
+        children = list(child_nodes(current))
+        for child in reversed(children):
+            stack.append((child, False))
+
+
+def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below (and including) `node`, cheaply."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child_nodes(current))
+
+
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(current is node for current in iter_nodes(tree))

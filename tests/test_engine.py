@@ -1,0 +1,103 @@
+"""The engine's promises: one parse, isolation of crashing rules, prefiltering, stable output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tapelint import Config, lint_source
+from tapelint.analysis.facts import Facts
+from tapelint.diagnostic import Severity
+from tapelint.rule import Rule
+
+import libcst as cst
+
+SEED_LIKE = """\
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+optimizer = tf.keras.optimizers.Adam(lr=0.01)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(model(tf.zeros((1, 3)), training=True))
+grads = tape.gradient(loss, model.trainable_variables)
+"""
+
+
+def test_import_tapelint_does_not_import_tensorflow_or_pygls():
+    code = ("import sys, tapelint, tapelint.cli, tapelint.api, tapelint.registry; tapelint.registry.all_rules(); "
+            "bad = [m for m in ('tensorflow', 'keras', 'pygls', 'numpy') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_crashing_rule_becomes_one_internal_error_and_others_still_report():
+    class Exploding(Rule):
+        code = "TL998"
+        name = "exploding"
+        message = "never"
+        triggers = ("tensorflow",)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            raise ValueError("boom")
+
+    from tapelint.registry import all_rules
+
+    rules = (*all_rules(), Exploding)
+    diagnostics = lint_source(SEED_LIKE, "seed.py", Config(), rules=rules)
+    internal = [d for d in diagnostics if d.code == "TL999"]
+    assert len(internal) == 1
+    assert "TL998" in internal[0].message and "boom" in internal[0].message
+    assert internal[0].severity is Severity.ERROR
+    assert {"TL001", "TL501"} <= {d.code for d in diagnostics}
+
+
+def test_files_without_tensorflow_are_not_parsed_when_discovered():
+    broken_but_unrelated = "def f(:\n    pass\n"
+    assert lint_source(broken_but_unrelated, "x.py", Config(), force=False) == []
+    forced = lint_source(broken_but_unrelated, "x.py", Config(), force=True)
+    assert [d.code for d in forced] == ["TL000"]
+
+
+def test_output_is_sorted_by_position():
+    diagnostics = lint_source(SEED_LIKE, "seed.py", Config())
+    keys = [(d.line, d.column) for d in diagnostics]
+    assert keys == sorted(keys)
+
+
+def test_ignore_tl000_hides_syntax_errors():
+    config = Config(ignore=("TL000",))
+    assert lint_source("import tensorflow\ndef f(:\n", "x.py", config) == []
+
+
+def test_imports_resolve_every_keras_spelling():
+    module = cst.parse_module(
+        "import tensorflow as tf\n"
+        "from tensorflow import keras\n"
+        "import keras as K\n"
+        "import tf_keras\n"
+        "from tensorflow.keras.optimizers import Adam as A\n"
+        "from tensorflow.keras import layers\n"
+        "a = tf.keras.optimizers.Adam\nb = keras.optimizers.Adam\nc = K.optimizers.Adam\n"
+        "d = tf_keras.optimizers.Adam\ne = A\nf = tf.optimizers.Adam\ng = layers.Dense\n"
+    )
+    facts = Facts(module)
+    resolved = {b.target: facts.resolve(b.value) for b in facts.bindings}
+    for name in "abcdef":
+        assert resolved[name] == "keras.optimizers.Adam", (name, resolved[name])
+    assert resolved["g"] == "keras.layers.Dense"
+
+
+def test_tape_blocks_and_gradient_calls_are_recorded_with_persistence():
+    module = cst.parse_module(
+        "import tensorflow as tf\n"
+        "with tf.GradientTape(persistent=True) as outer:\n"
+        "    with tf.GradientTape() as inner:\n"
+        "        y = x * x\n"
+        "    dy = inner.gradient(y, x)\n"
+        "d2y = outer.gradient(dy, x)\n"
+    )
+    facts = Facts(module)
+    assert [(t.name, t.persistent) for t in facts.tapes] == [("outer", True), ("inner", False)]
+    assert [c.receiver for c in facts.gradient_calls()] == ["inner", "outer"]
+    inner_call = facts.gradient_calls()[0]
+    assert [t.name for t in inner_call.tapes] == ["outer"]
