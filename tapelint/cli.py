@@ -46,6 +46,14 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 def fail(message: str) -> "typer.Exit":
     typer.echo(f"tapelint: error: {message}", err=True)
     return typer.Exit(EXIT_ERROR)
@@ -78,12 +86,22 @@ def check(
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes such as TL2, or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
     extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection, e.g. off-by-default ones."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+    output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", help="Output format."),
+    output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", help="Write the report to this file."),
+    fix: bool = typer.Option(False, "--fix", help="Apply safe fixes and write the files."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes",
+                                      help="With --fix or --diff, also apply fixes that can change behaviour."),
+    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing. "
+                                                    "Exit 1 when there would be changes."),
     stdin_filename: Optional[str] = typer.Option(None, "--stdin-filename", help="The file name to report for `-`, also used to find the config."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: number of cores)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
+    probe_script: Optional[str] = typer.Option(
+        None, "--probe", metavar="SCRIPT",
+        help="After the static pass, run SCRIPT's first training step under the runtime probe: mark each "
+             "finding in the files it runs confirmed, refuted or not-checked, and add the runtime (TL8xx) findings."),
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
     from tapelint.api import run_check
@@ -93,7 +111,47 @@ def check(
             paths=paths, select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
             output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
             jobs=jobs, exit_zero=exit_zero, quiet=quiet,
+            fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
+            probe_script=probe_script,
         )
+    except TapelintError as error:
+        raise fail(str(error)) from None
+    raise typer.Exit(code)
+
+
+class ProbeDevice(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    gpu = "gpu"
+
+
+@app.command("probe")
+def probe_command(
+    script: str = typer.Argument(..., metavar="SCRIPT", help="The training script to run (under the probe, in a child process)."),
+    script_args: Optional[List[str]] = typer.Argument(None, metavar="[-- ARGS...]", help="Arguments for the script."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="Training steps to measure before stopping the script "
+                                                               "(default 1, or `probe.steps` in the config)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the script is killed (default 300)."),
+    device: ProbeDevice = typer.Option(ProbeDevice.auto, "--device",
+                                       help="Where the step runs: cpu hides the GPUs, gpu requires one. "
+                                            "Default: wherever TensorFlow puts it."),
+    memory_limit: Optional[int] = typer.Option(None, "--memory-limit", metavar="MB",
+                                               help="Limit the child's memory (heap) to MB megabytes."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
+) -> None:
+    """Run a training script's first steps under the runtime probe and report what the gradients do.
+
+    Exit status: 0 when the steps ran with no finding, 1 when there are findings or the script failed, timed
+    out or computed no gradient, 2 for a usage error (no such script, no TensorFlow, bad option).
+    """
+    from tapelint.api import run_probe_command
+
+    try:
+        code = run_probe_command(script=script, args=list(script_args or []), steps=steps, timeout=timeout,
+                                 device=device.value, memory_limit=memory_limit, output_format=output_format.value,
+                                 config_file=config_file, exit_zero=exit_zero)
     except TapelintError as error:
         raise fail(str(error)) from None
     raise typer.Exit(code)
@@ -121,7 +179,10 @@ def explain_rule(key: str = typer.Argument(..., help="A rule code (TL001) or nam
 
 
 @app.command("server")
-def server() -> None:
+def server(
+    stdio: bool = typer.Option(True, "--stdio", help="Talk LSP over standard input and output, the only transport; "
+                                                     "accepted because some editors always pass it."),
+) -> None:
     """Run the language server for editors over stdio (needs `pip install "tapelint[lsp]"`)."""
     try:
         from tapelint.lsp import serve
@@ -134,7 +195,10 @@ def server() -> None:
 
 def main() -> None:
     try:
-        app(prog_name="tapelint")
+        result = app(prog_name="tapelint", standalone_mode=False)
+        sys.exit(result if isinstance(result, int) else EXIT_CLEAN)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
     except KeyboardInterrupt:
         typer.echo("tapelint: interrupted", err=True)
         sys.exit(130)
@@ -142,6 +206,13 @@ def main() -> None:
         typer.echo(f"tapelint: error: {error}", err=True)
         sys.exit(EXIT_ERROR)
     except Exception as error:  # noqa: BLE001 - a bug in tapelint must not print a traceback at users
+        if type(error).__name__ == "NoArgsIsHelpError":
+            typer.echo(error.format_message())  # type: ignore[attr-defined]
+            sys.exit(EXIT_ERROR)
+        if hasattr(error, "format_message") and hasattr(error, "exit_code"):
+            # click's usage errors (unknown option, missing argument): one line, exit 2.
+            typer.echo(f"tapelint: error: {error.format_message()} (see `tapelint --help`)", err=True)
+            sys.exit(EXIT_ERROR)
         detail = f"{type(error).__name__}: {error}".splitlines()[0]
         typer.echo(f"tapelint: internal error: {detail} (please report it)", err=True)
         sys.exit(EXIT_ERROR)

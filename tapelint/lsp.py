@@ -128,15 +128,23 @@ def ranges_touch(a: types.Range, b: types.Range) -> bool:
 def whole_text_edit(old: str, new: str, codec: Any) -> types.TextEdit:
     """One edit that turns `old` into `new`, replacing only the lines between the common head and tail."""
     head = len(os.path.commonprefix([old, new]))
-    head = max(old.rfind("\n", 0, head), old.rfind("\r", 0, head)) + 1  # back to a line start
+    while not _line_start(old, head):
+        head -= 1
     tail = len(os.path.commonprefix([old[head:][::-1], new[head:][::-1]]))
-    # Keep the replaced span made of whole lines: the tail must start right after a line break.
-    while tail and old[len(old) - tail - 1] not in "\r\n":
+    while tail and not _line_start(old, len(old) - tail):
         tail -= 1
     lines = split_lines(old)
     start = _offset_position(old, head, lines, codec)
     end = _offset_position(old, len(old) - tail, lines, codec)
     return types.TextEdit(range=types.Range(start=start, end=end), new_text=new[head:len(new) - tail])
+
+
+def _line_start(text: str, index: int) -> bool:
+    """Whether `index` starts a line (never between the two characters of a \\r\\n)."""
+    if index <= 0:
+        return True
+    before = text[index - 1]
+    return before == "\n" or (before == "\r" and (index >= len(text) or text[index] != "\n"))
 
 
 def _offset_position(source: str, offset: int, lines: Sequence[str], codec: Any) -> types.Position:
@@ -274,7 +282,7 @@ class TapelintServer(LanguageServer):
         parsed = urlparse(uri)
         if parsed.scheme != "file":
             return None
-        return Path(url2pathname(unquote(parsed.path)))
+        return Path(url2pathname(parsed.path))
 
     def is_lintable(self, uri: str) -> bool:
         """Python files and unsaved Python buffers; never notebooks, TOML or whatever else a client syncs."""
@@ -399,7 +407,6 @@ class TapelintServer(LanguageServer):
             code=diagnostic.code,
             code_description=types.CodeDescription(href=href) if href else None,
             source=SOURCE,
-            data={"name": diagnostic.name, "fixable": diagnostic.fix is not None},
         )
 
     def forget(self, uri: str) -> None:
@@ -504,8 +511,8 @@ def create_server() -> TapelintServer:
         uri = params.text_document.uri
         if uri.endswith("pyproject.toml"):
             # The settings may have changed: re-lint everything that is open.
-            for open_uri in list(ls.workspace.text_documents):
-                ls.schedule(open_uri, 0)
+            for document in list(ls.workspace.text_documents.values()):
+                ls.schedule(document.uri, 0)
             return
         ls.schedule(uri, 0)
 

@@ -27,25 +27,33 @@ BUGGY = (
 TIMEOUT = 20
 
 
-@pytest_asyncio.fixture
-async def client(tmp_path: Path):
-    """A server started the way an editor starts it, in a project folder of its own."""
-    project = tmp_path / "project"
-    project.mkdir()
-    # Only TL501, so that rules added later cannot change what these tests see.
-    (project / "pyproject.toml").write_text('[tool.tapelint]\nselect = ["TL501"]\n', encoding="utf-8")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(tmp_path_factory: pytest.TempPathFactory):
+    """One server for the module, started the way an editor starts it; each test works in a folder of its own."""
+    workspace = tmp_path_factory.mktemp("workspace")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache"))}
     lsp_client = pytest_lsp.make_test_lsp_client()
-    await lsp_client.start_io(sys.executable, "-m", "tapelint", "server", env=env, cwd=str(project))
+    await lsp_client.start_io(sys.executable, "-m", "tapelint", "server", env=env, cwd=str(workspace))
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-        root_uri=project.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")],
+        root_uri=workspace.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
     ))
-    lsp_client.project = project  # type: ignore[attr-defined]
+    lsp_client.workspace = workspace  # type: ignore[attr-defined]
     yield lsp_client
     await lsp_client.shutdown_session()
     await lsp_client.stop()
+
+
+@pytest.fixture
+def client(server, request: pytest.FixtureRequest):
+    """The server, with a project folder for this test: documents and settings of other tests do not leak in."""
+    project = server.workspace / request.node.name
+    project.mkdir()
+    # Only TL501, so that rules added later cannot change what these tests see.
+    (project / "pyproject.toml").write_text('[tool.tapelint]\nselect = ["TL501"]\n', encoding="utf-8")
+    server.project = project
+    return server
 
 
 async def publish_for(client, uri: str) -> list[types.Diagnostic]:
@@ -110,7 +118,7 @@ async def code_actions(client, uri: str, rng: types.Range, diagnostics: list[typ
     return [a for a in result or [] if isinstance(a, types.CodeAction)]
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_opening_a_buggy_file_publishes_diagnostics_with_zero_based_utf16_ranges(client):
     uri, diagnostics = await open_document(client, "train.py", BUGGY)
 
@@ -131,7 +139,7 @@ async def test_opening_a_buggy_file_publishes_diagnostics_with_zero_based_utf16_
     assert "TL501" in docs and "## What it does" in docs
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_applying_the_quick_fix_makes_the_diagnostic_go_away(client):
     uri, diagnostics = await open_document(client, "train.py", BUGGY)
     target = diagnostics[0]
@@ -151,7 +159,7 @@ async def test_applying_the_quick_fix_makes_the_diagnostic_go_away(client):
     assert [d.range.start.line for d in remaining] == [2], "only the untouched second finding is left"
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_unsafe_fixes_are_offered_but_titled_unsafe_and_not_preferred(client):
     text = "import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01, decay=1e-4)\n"
     uri, diagnostics = await open_document(client, "train.py", text)
@@ -166,7 +174,7 @@ async def test_unsafe_fixes_are_offered_but_titled_unsafe_and_not_preferred(clie
     assert "InverseTimeDecay(0.01, decay_steps=1, decay_rate=1e-4)" in fixed and "decay=1e-4" not in fixed
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_fix_all_safe_applies_every_safe_fix_and_leaves_unsafe_ones(client):
     text = (
         "import tensorflow as tf\n"
@@ -192,7 +200,17 @@ async def test_fix_all_safe_applies_every_safe_fix_and_leaves_unsafe_ones(client
     assert "`decay=`" in remaining[0].message
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fix_all_in_a_file_with_windows_line_endings_keeps_them(client):
+    text = "import tensorflow as tf\r\n\r\nopt = tf.keras.optimizers.Adam(lr=0.001)\r\nx = 1\r\n"
+    uri, diagnostics = await open_document(client, "train.py", text)
+    assert [d.range for d in diagnostics] == [as_range((2, 31), (2, 39))]
+    actions = await code_actions(client, uri, as_range((0, 0), (0, 0)), [], only=["source.fixAll.tapelint"])
+    fixed = apply_lsp_edits(text, actions[0].edit.changes[uri])
+    assert fixed == "import tensorflow as tf\r\n\r\nopt = tf.keras.optimizers.Adam(learning_rate=0.001)\r\nx = 1\r\n"
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_hover_on_a_noqa_comment_shows_the_rule_docs(client):
     text = "import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(lr=0.001)  # noqa: TL501\n"
     uri, diagnostics = await open_document(client, "train.py", text)
@@ -211,7 +229,7 @@ async def test_hover_on_a_noqa_comment_shows_the_rule_docs(client):
     assert on_code is None
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_syntax_error_in_the_buffer_is_a_tl000_diagnostic_and_the_server_keeps_working(client):
     uri, diagnostics = await open_document(client, "train.py", "import tensorflow as tf\ndef step(:\n    pass\n")
     assert [d.code for d in diagnostics] == ["TL000"]
@@ -223,7 +241,7 @@ async def test_a_syntax_error_in_the_buffer_is_a_tl000_diagnostic_and_the_server
     assert [d.code for d in remaining] == ["TL501", "TL501"]
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_burst_of_edits_publishes_only_the_latest_text(client):
     uri, diagnostics = await open_document(client, "train.py", BUGGY)
     assert len(diagnostics) == 2
@@ -235,7 +253,7 @@ async def test_a_burst_of_edits_publishes_only_the_latest_text(client):
     assert await waiting == [], "the first diagnostics after the burst are for its last text"
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_workspace_pyproject_config_applies(client):
     (client.project / "pyproject.toml").write_text(
         '[tool.tapelint]\nselect = ["TL501"]\nignore = ["TL501"]\n', encoding="utf-8")
@@ -243,7 +261,29 @@ async def test_the_workspace_pyproject_config_applies(client):
     assert diagnostics == []
 
 
-@pytest.mark.asyncio
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_broken_config_is_reported_and_the_defaults_are_used(client):
+    (client.project / "pyproject.toml").write_text('[tool.tapelint]\nselect = "TL501"\n', encoding="utf-8")
+    _, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert "TL501" in [d.code for d in diagnostics]
+    errors = [m.message for m in client.messages if m.type == types.MessageType.Error]
+    assert errors == [f"tapelint: {client.project / 'pyproject.toml'}: `select` must be a list of strings; "
+                      "using the default settings"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_saving_re_lints_with_the_settings_as_they_are_now(client):
+    uri, diagnostics = await open_document(client, "train.py", BUGGY)
+    assert len(diagnostics) == 2
+    (client.project / "pyproject.toml").write_text(
+        '[tool.tapelint]\nselect = ["TL501"]\nignore = ["TL501"]\n', encoding="utf-8")
+    waiting = asyncio.ensure_future(publish_for(client, uri))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert await waiting == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_closing_a_document_clears_its_diagnostics(client):
     uri, diagnostics = await open_document(client, "train.py", BUGGY)
     assert diagnostics
@@ -253,12 +293,17 @@ async def test_closing_a_document_clears_its_diagnostics(client):
     assert await waiting == []
 
 
-@pytest.mark.asyncio
-async def test_malformed_requests_do_not_kill_the_server(client):
-    # Params that are not a CodeActionParams at all get an error answer, not silence.
-    with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(
-            client.protocol.send_request_async(types.TEXT_DOCUMENT_CODE_ACTION, {"textDocument": 42}), TIMEOUT)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_malformed_requests_do_not_kill_the_server(client, monkeypatch):
+    with monkeypatch.context() as raw:
+        # Let the client send untyped garbage, as a buggy editor plugin would.
+        raw.setattr(client.protocol, "get_message_type", lambda method: None)
+        # Params that are not a CodeActionParams at all get an error answer, not silence.
+        with pytest.raises(JsonRpcException, match="cannot read the params"):
+            await asyncio.wait_for(
+                client.protocol.send_request_async(types.TEXT_DOCUMENT_CODE_ACTION, {"textDocument": 42}), TIMEOUT)
+        client.protocol.notify(types.TEXT_DOCUMENT_DID_OPEN, {"garbage": True})
+        client.protocol.notify(types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": 7}, "contentChanges": 3})
     # Requests about documents the editor never opened are answered with nothing.
     unknown = "file:///nowhere/at/all.py"
     assert await code_actions(client, unknown, as_range((0, 0), (0, 1)), []) == []
@@ -269,7 +314,6 @@ async def test_malformed_requests_do_not_kill_the_server(client):
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=unknown, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text="x")]))
-    client.protocol.notify(types.TEXT_DOCUMENT_DID_OPEN, {"garbage": True})
 
     # Still alive and still linting.
     _, diagnostics = await open_document(client, "train.py", BUGGY)
