@@ -31,6 +31,7 @@ _TOP_KEYS = {
     "per-file-ignores": "table of glob -> list of selectors",
     "keras-version": "2 or 3",
     "include-notebooks": "true or false",
+    "force-exclude": "true or false",
 }
 
 
@@ -44,6 +45,7 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     keras_version: int | None = None
     include_notebooks: bool = True
+    force_exclude: bool = False  # apply exclude to files named explicitly too (pre-commit passes names)
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     probe: tuple[tuple[str, Any], ...] = ()
     root: str | None = None  # folder of the pyproject.toml the settings came from
@@ -190,6 +192,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `include-notebooks` must be true or false")
             values["include_notebooks"] = value
+        elif key == "force-exclude":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `force-exclude` must be true or false")
+            values["force_exclude"] = value
         elif key == "probe":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")

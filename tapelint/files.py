@@ -30,6 +30,8 @@ def discover(paths: list[Path], config: Config) -> list[SourceFile]:
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
         if path.is_file():
+            if config.force_exclude and config.is_excluded(path):
+                continue
             found.setdefault(path, SourceFile(path, explicit=True))
             continue
         for folder, subfolders, filenames in os.walk(path):

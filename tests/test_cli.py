@@ -304,3 +304,9 @@ def test_examples_report_the_seed_findings_and_nothing_on_correct_loops():
     assert {"TL001", "TL201", "TL301"} <= by_file["seed1_frozen_vgg_head.py"]
     assert {"TL501", "TL502"} <= by_file["seed2_vgg_cifar_loop.py"]
     assert not {name for name in by_file if name.startswith("correct_")}, by_file
+
+
+def test_force_exclude_applies_exclude_to_named_files(project):
+    (project / "pyproject.toml").write_text('[tool.tapelint]\nextend-exclude = ["train.py"]\n')
+    assert run("train.py", cwd=project).returncode == 1  # named explicitly: linted
+    assert run("--force-exclude", "train.py", cwd=project).returncode == 0
