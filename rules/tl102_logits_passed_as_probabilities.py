@@ -131,6 +131,21 @@ with tf.GradientTape() as tape:
 """,
             "a regression head: linear output and MSE",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+class TemperatureSoftmax(tf.keras.layers.Layer):
+    def call(self, x):
+        return tf.nn.softmax(x / 2.0)
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10), TemperatureSoftmax()])
+loss_fn = tf.keras.losses.CategoricalCrossentropy()
+with tf.GradientTape() as tape:
+    loss = loss_fn(tf.one_hot([3], 10), model(tf.zeros((1, 4)), training=True))
+""",
+            "near miss: a custom last layer; the Dense before it is not the output",
+        ),
     ]
     INVALID = [
         Invalid(

@@ -251,10 +251,13 @@ BATCHNORM_APPLICATIONS = (
     "RegNet",
 )
 APPLICATIONS_PREFIX = "keras.applications."
+UNKNOWN_LAYER = "<unknown layer>"
 
 
 def layer_class(facts: Facts, call: cst.Call) -> str | None:
     """`Dense` if the call constructs a Keras layer, else None."""
+    if not isinstance(call, cst.Call):
+        return None
     qualified = facts.resolve(call.func)
     if qualified and qualified.startswith("keras.layers."):
         return qualified.rsplit(".", 1)[-1]
@@ -425,10 +428,13 @@ class ModelReader:
         layers_expr = arg_value(call, 0, "layers")
         if isinstance(layers_expr, (cst.List, cst.Tuple)):
             for element in layers_expr.elements:
-                if isinstance(element.value, cst.Call):
-                    cls = layer_class(self.f, element.value)
-                    if cls is not None:
-                        info.layers.append((cls, element.value))
+                value = element.value
+                cls = layer_class(self.f, value) if isinstance(value, cst.Call) else None
+                # Anything that is not a Keras layer we can read (a custom layer, a sub-model, a
+                # starred list) makes the output unknown rather than skipping to the layer before it.
+                info.layers.append((cls or UNKNOWN_LAYER, value))  # type: ignore[arg-type]
+        elif layers_expr is not None:
+            info.layers.append((UNKNOWN_LAYER, layers_expr))  # type: ignore[arg-type]
         info.output = self._sequential_output(info)
         return info
 
@@ -439,11 +445,10 @@ class ModelReader:
                 site.scope is binding.scope
             ):
                 layer = arg_value(site.node, 0, "layer")
-                if isinstance(layer, cst.Call):
-                    cls = layer_class(self.f, layer)
-                    if cls is not None and all(layer is not existing for _, existing in info.layers):
-                        info.layers.append((cls, layer))
-                        added = True
+                if layer is not None and all(layer is not existing for _, existing in info.layers):
+                    cls = layer_class(self.f, layer) if isinstance(layer, cst.Call) else None
+                    info.layers.append((cls or UNKNOWN_LAYER, layer))  # type: ignore[arg-type]
+                    added = True
         if added:
             info.output = self._sequential_output(info)
 
@@ -451,6 +456,8 @@ class ModelReader:
         for cls, call in reversed(info.layers):
             if cls in PASSTHROUGH_LAYERS or cls == "InputLayer" or cls == "Input":
                 continue
+            if cls == UNKNOWN_LAYER:
+                return UNKNOWN
             act = layer_activation(self.f, call, cls)
             return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
         return UNKNOWN
