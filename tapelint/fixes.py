@@ -74,7 +74,7 @@ def fix_source(source: str, path: str, config: Config, *, unsafe: bool = False, 
         for diagnostic in chosen:
             assert diagnostic.fix is not None
             candidate = edits + list(diagnostic.fix.edits)
-            if _overlaps(candidate):
+            if edits_overlap(candidate):
                 continue
             edits = candidate
             taken += 1
@@ -104,7 +104,7 @@ def _parses(source: str) -> bool:
     return True
 
 
-def _overlaps(edits: list[TextEdit]) -> bool:
+def edits_overlap(edits: list[TextEdit]) -> bool:
     spans = sorted(((e.line, e.column), (e.end_line, e.end_column)) for e in edits)
     return any(spans[i][1] > spans[i + 1][0] for i in range(len(spans) - 1))
 
@@ -244,3 +244,54 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
         run.diagnostics.extend(run.stdin.remaining)
     run.diagnostics.sort(key=Diagnostic.sort_key)
     return run
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin_filename: str | None,
+                    output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
+                    quiet: bool) -> int:
+    """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
+
+    Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
+    writes nothing and exits 1 when something would change."""
+    import sys
+
+    from tapelint.api import emit_report, exit_code, lint
+    from tapelint.reporters import REPORTERS
+
+    stdin: tuple[str, str] | None = None
+    if "-" in paths:
+        name = stdin_filename or "<stdin>"
+        stdin = (decode(sys.stdin.buffer.read(), name), name)
+    result = lint([p for p in paths if p != "-"], config, jobs, stdin_filename)
+    run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
+    errors = sorted({*result.errors, *run.errors})
+    for error in errors:
+        print(f"tapelint: error: {error}", file=sys.stderr)
+    files_checked = result.files_checked + (1 if stdin is not None else 0)
+    changed = run.changed_files
+    fixed = f"{_plural(run.applied, 'finding')} in {_plural(len(changed), 'file')}"
+    if diff:
+        emit_report("".join(f.diff() for f in changed), output_file)
+        if not quiet:
+            print(f"Would fix {fixed}." if changed else "No fixes available.", file=sys.stderr)
+        if errors:
+            return 2
+        return 1 if changed and not exit_zero else 0
+    stream = sys.stdout
+    if run.stdin is not None:
+        sys.stdout.write(run.stdin.after)
+        sys.stdout.flush()
+        stream = sys.stderr
+    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet)
+    if changed and not quiet:
+        if output_format == "text":
+            head, _, last = report.rstrip("\n").rpartition("\n")
+            report = (head + "\n" if head else "") + f"Fixed {fixed}.\n" + last + "\n"
+        else:
+            print(f"Fixed {fixed}.", file=sys.stderr)
+    emit_report(report, output_file, stream)
+    return exit_code(run.diagnostics, errors, exit_zero)

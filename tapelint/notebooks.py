@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from json.decoder import scanstring
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from tapelint.files import decode
 MAX_PASSES = 10
 
 # Cell magics whose body is still Python (the magic only times, captures or profiles it).
-_PYTHON_BODY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "tensorflow_version"}
+_PYTHON_BODY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit"}
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
 
@@ -93,7 +93,11 @@ class CodeCell:
     masked_lines: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
-        self.masked, self.masked_lines = mask_magics(self.source)
+        # A cell that is plain Python keeps every line: `% x` can continue an expression, `?` end a string.
+        if _parses(self.source):
+            self.masked, self.masked_lines = self.source, frozenset()
+        else:
+            self.masked, self.masked_lines = mask_magics(self.source)
 
     def with_source(self, source: str) -> "CodeCell":
         return CodeCell(self.number, self.index, source)
@@ -104,7 +108,6 @@ class Notebook:
     text: str  # the file as read
     data: dict
     cells: list[CodeCell]
-    source_spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # cell index -> span of "source"
 
 
 def _source_text(value: object) -> str:
@@ -153,14 +156,30 @@ def is_python(notebook: Notebook) -> bool:
     return not isinstance(language, str) or language.lower() in ("python", "python3", "ipython", "ipython3")
 
 
-def _parses(source: str) -> bool:
+def _syntax_error(source: str) -> SyntaxError | ValueError | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are not ours to print
         try:
             ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
+        except (SyntaxError, ValueError) as error:
+            return error
+        except (RecursionError, MemoryError):
+            return SyntaxError("too deeply nested to parse")
+    return None
+
+
+def _parses(source: str) -> bool:
+    return _syntax_error(source) is None
+
+
+def _cell_syntax_error(found: Diagnostic, error: SyntaxError | ValueError, cell: CodeCell) -> Diagnostic:
+    """TL000 for one cell, placed where Python's own parser points (libcst points one token later)."""
+    if not isinstance(error, SyntaxError) or not error.lineno:
+        return found.with_changes(cell=cell.number, fix=None)
+    line, column = error.lineno, max((error.offset or 1) - 1, 0)
+    message = f"Syntax error: {error.msg}; this cell was not checked"
+    return found.with_changes(line=line, column=column, end_line=line, end_column=column, message=message,
+                              cell=cell.number, fix=None)
 
 
 @dataclass
@@ -179,10 +198,11 @@ def _compose(cells: list[CodeCell], name: str, config: Config) -> _Composed:
     for cell in cells:
         if not cell.masked.strip():
             continue
-        if not _parses(cell.masked):
+        problem = _syntax_error(cell.masked)
+        if problem is not None:
             found = lint_source(cell.masked, name, config, force=True, rules=())
             if found:
-                errors.extend(d.with_changes(cell=cell.number, fix=None) for d in found)
+                errors.extend(_cell_syntax_error(d, problem, cell) for d in found)
                 continue
         text = cell.masked if cell.masked.endswith("\n") else cell.masked + "\n"
         parts.append(text)
@@ -262,6 +282,11 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
     notebook = parse_notebook(text, name)
     if not notebook.cells or not is_python(notebook):
         return []
+    if not force:
+        # Like a .py file found in a folder: a notebook that no enabled rule can apply to is not parsed.
+        everything = "\n".join(cell.masked for cell in notebook.cells)
+        if not any(rule.applies_to(everything) for rule in config.enabled_rules()):
+            return []
     return _lint_cells(notebook.cells, name, config, force)[2]
 
 
@@ -308,7 +333,7 @@ def _cell_parses(cell: CodeCell) -> bool:
 
 def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> NotebookFixOutcome:
     """Apply fixes cell by cell, pass by pass; only the `source` of changed cells is rewritten in the JSON."""
-    from tapelint.fixes import _overlaps
+    from tapelint.fixes import edits_overlap
 
     notebook = parse_notebook(text, name)
     if not notebook.cells or not is_python(notebook):
@@ -328,7 +353,7 @@ def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = Fa
                 continue
             cell, edits = target
             candidate = per_cell.get(cell.number, []) + list(edits)
-            if _overlaps(candidate):
+            if edits_overlap(candidate):
                 continue
             per_cell[cell.number] = candidate
             counts[cell.number] = counts.get(cell.number, 0) + 1

@@ -13,9 +13,12 @@ def location(d: Diagnostic) -> str:
     return f"{d.path}:{d.line}:{d.column + 1}"
 
 
-def summary(diagnostics: list[Diagnostic], files_checked: int) -> str:
+def summary(diagnostics: list[Diagnostic], files_checked: int, errors: int = 0) -> str:
     if not diagnostics:
         noun = "file" if files_checked == 1 else "files"
+        if errors:
+            return (f"No findings, but {errors} of {files_checked} {noun} could not be checked "
+                    "(see the errors above).")
         return f"All checks passed ({files_checked} {noun} checked)."
     by_severity = Counter(d.severity.value for d in diagnostics)
     parts = [f"{by_severity[s]} {s}{'s' if by_severity[s] != 1 and s != 'info' else ''}"
@@ -32,7 +35,7 @@ def summary(diagnostics: list[Diagnostic], files_checked: int) -> str:
 
 
 def render_text(diagnostics: list[Diagnostic], files_checked: int = 0, *, quiet: bool = False,
-                **_: object) -> str:
+                errors: int = 0, **_: object) -> str:
     lines = []
     for d in diagnostics:
         line = f"{location(d)}: {d.code} {d.message} [{d.name}]"
@@ -42,5 +45,5 @@ def render_text(diagnostics: list[Diagnostic], files_checked: int = 0, *, quiet:
     if not quiet:
         if lines:
             lines.append("")
-        lines.append(summary(diagnostics, files_checked))
+        lines.append(summary(diagnostics, files_checked, errors))
     return "\n".join(lines) + ("\n" if lines else "")
