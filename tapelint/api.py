@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -54,18 +55,88 @@ def exit_code(diagnostics: list[Diagnostic], errors: list[str], exit_zero: bool)
 
 def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_select: list[str],
               output_format: str, stdin_filename: str | None, config_file: Path | None, jobs: int | None,
-              exit_zero: bool, quiet: bool) -> int:
+              exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
+              output_file: Path | None = None, probe_script: str | None = None,
+              force_exclude: bool = False) -> int:
     for p in paths:
         if p != "-" and not Path(p).exists():
             raise InputError(f"{p}: no such file or directory")
     config = load_config(paths, config_file, stdin_filename)
     config = config.with_cli(select or None, ignore or None, extend_select or None)
+    if force_exclude and not config.force_exclude:
+        config = dataclasses.replace(config, force_exclude=True)
+    if fix or diff:
+        if probe_script is not None:
+            raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
+        from tapelint.fixes import run_fix_command
+
+        return run_fix_command(paths=paths, config=config, jobs=jobs, stdin_filename=stdin_filename,
+                               output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
+                               diff=diff, exit_zero=exit_zero, quiet=quiet)
     result = lint(paths, config, jobs, stdin_filename)
+    probe_failed = False
+    if probe_script is not None:
+        probe_failed = _probe_and_confirm(result, probe_script, config)
     for error in result.errors:
         print(f"tapelint: error: {error}", file=sys.stderr)
     render = REPORTERS[output_format]
-    sys.stdout.write(render(result.diagnostics, result.files_checked, quiet=quiet))
-    return exit_code(result.diagnostics, result.errors, exit_zero)
+    emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors)),
+                output_file)
+    code = exit_code(result.diagnostics, result.errors, exit_zero)
+    return max(code, 1) if probe_failed and not exit_zero else code
+
+
+def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
+    """Run the probe on `script`, mark the static findings and add the runtime ones. Returns True when
+    the probe could not do its job (the script failed, timed out or ran no step)."""
+    from tapelint.probe import run_probe
+    from tapelint.probe.confirm import merge
+    from tapelint.probe_settings import probe_settings
+
+    settings = probe_settings(config.probe)
+    probe = run_probe(script, steps=settings["steps"], timeout=settings["timeout"], settings=dict(config.probe))
+    enabled = {rule.code for rule in config.enabled_rules()}
+    result.diagnostics[:] = merge(result.diagnostics, probe, script, lambda d: d.code in enabled)
+    print(probe.summary_line(), file=sys.stderr)
+    if probe.failure:
+        print(f"tapelint: probe: {probe.failure}", file=sys.stderr)
+    return not probe.ok
+
+
+def emit_report(report: str, output_file: Path | None, stream=None) -> None:  # type: ignore[no-untyped-def]
+    """Print the report, or write it to `output_file` in one atomic step."""
+    if output_file is None:
+        (stream or sys.stdout).write(report)
+        return
+    from tapelint.fixes import write_atomic
+
+    try:
+        output_file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(output_file, report)
+    except OSError as error:
+        raise InputError(f"cannot write {output_file}: {error.strerror or error}") from None
+
+
+def run_probe_command(*, script: str, args: list[str], steps: int | None, timeout: float | None, device: str,
+                      memory_limit: int | None, output_format: str, config_file: Path | None,
+                      exit_zero: bool) -> int:
+    """`tapelint probe`: run the script under the probe and print its report."""
+    from tapelint.probe import run_probe
+    from tapelint.probe_settings import probe_settings
+
+    if not Path(script).is_file():
+        raise InputError(f"{script}: no such file")
+    config = load_config([script], config_file)
+    settings = probe_settings(config.probe)
+    result = run_probe(script, args, steps=steps if steps is not None else settings["steps"],
+                       timeout=timeout if timeout is not None else settings["timeout"], device=device,
+                       memory_limit_mb=memory_limit, settings=dict(config.probe))
+    if result.status == "setup-error":
+        raise InputError((result.error or {}).get("message") or "the probe could not start")
+    enabled = {rule.code for rule in config.enabled_rules()}
+    result.findings = [d for d in result.findings if d.code in enabled]
+    sys.stdout.write(result.render(output_format))
+    return result.exit_code_for(exit_zero)
 
 
 def rules_table(output_format: str = "text") -> str:
