@@ -156,10 +156,10 @@ def rules_table(output_format: str = "text") -> str:
 
 
 def summary_line(rule) -> str:  # type: ignore[no-untyped-def]
-    """The first sentence of the rule's 'What it does' section."""
-    docs = rule.docs()
-    body = docs.split("## What it does", 1)[-1].strip().split("\n\n", 1)[0]
-    return " ".join(body.split())
+    """The first sentence of the rule's 'What it does' section (the same text as the README table)."""
+    from tapelint.docs import summary
+
+    return summary(rule)
 
 
 def explain(key: str) -> str:
