@@ -1,0 +1,55 @@
+"""TL804 dead-relu-units: a finding of the runtime probe (`tapelint probe`); the static pass never runs it."""
+
+from __future__ import annotations
+
+from tapelint.diagnostic import Severity
+from tapelint.rule import Rule
+
+
+class DeadReluUnits(Rule):
+    """
+    ## What it does
+    Reports ReLU layers in which too many units get an all-zero gradient for the whole batch.
+
+    ## Why is this bad?
+    A unit whose kernel column has an all-zero gradient did not fire for any sample of the batch: it is dead and
+    will stay dead, since nothing pushes its weights back. In seed 1, Adam at 0.01 on unnormalized 0..255 images
+    takes the share of dead Dense(64, relu) units from 48% to 98% in five steps, and the head stops learning.
+
+    ## Example
+    ```python
+    model = keras.Sequential([..., keras.layers.Dense(64, activation="relu"), keras.layers.Dense(2)])
+    optimizer = keras.optimizers.Adam(learning_rate=0.01)    # on 0..255 inputs
+    ```
+
+    ## Use instead
+    ```python
+    inputs = images / 255.0                                    # or a Rescaling(1/255) layer
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    ```
+
+    ## Known problems
+    Only Dense and Conv layers whose own activation is relu or relu6 are judged; a separate `ReLU()` layer after a
+    linear one is not. Batches smaller than `dead-relu-min-batch` are not judged.
+
+    Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
+    `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL804` does. Reported at the layer's creation, with the dead share at every probed step.
+
+    ## Options
+    `dead-relu-fraction` (default 0.7: AUTOTRAINER's dying-ReLU threshold and DeepDiagnosis's dead-node threshold)
+    and `dead-relu-min-batch` (default 8) in `[tool.tapelint.probe]`.
+
+    ## Fix safety
+    No automatic fix: the finding comes from running the code, not from its text.
+
+    ## References
+    - https://github.com/keras-team/keras/issues/7057 (dying ReLU with a high learning rate)
+    - https://github.com/shiningrain/AUTOTRAINER (dying ReLU at 70% zero gradients)
+    - Seed report 1 in SEEDS.md
+    """
+
+    code = "TL804"
+    name = "dead-relu-units"
+    message = "{details}"
+    severity = Severity.WARNING
+    runtime_only = True

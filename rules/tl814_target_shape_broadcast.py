@@ -1,0 +1,51 @@
+"""TL814 target-shape-broadcast: a finding of the runtime probe (`tapelint probe`); the static pass never runs it."""
+
+from __future__ import annotations
+
+from tapelint.diagnostic import Severity
+from tapelint.rule import Rule
+
+
+class TargetShapeBroadcast(Rule):
+    """
+    ## What it does
+    Reports targets and predictions whose shapes broadcast inside the loss, such as (B,) against (B, 1), which gives
+    a (B, B) loss.
+
+    ## Why is this bad?
+    Every target is compared with every prediction: the loss is the distance to the batch mean, and the model learns
+    to predict it. `fit` reshapes the targets; a hand-written loop does not.
+
+    ## Example
+    ```python
+    loss = tf.reduce_mean(tf.square(y - model(x, training=True)))   # y: (B,), output: (B, 1)
+    ```
+
+    ## Use instead
+    ```python
+    loss = keras.losses.MeanSquaredError()(y, model(x, training=True))   # Keras aligns the ranks
+    ```
+
+    ## Known problems
+    Seen through Keras `Loss` subclasses that do not align ranks themselves, and through a non-scalar loss of shape
+    (B, B) given to `tape.gradient`. A hand-written loss reduced to a scalar before the gradient is not seen.
+
+    Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
+    `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL814` does. Reported at the loss call, with both shapes.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    No automatic fix: the finding comes from running the code, not from its text.
+
+    ## References
+    - https://www.tensorflow.org/api_docs/python/tf/keras/losses/MeanSquaredError
+    - https://numpy.org/doc/stable/user/basics.broadcasting.html
+    """
+
+    code = "TL814"
+    name = "target-shape-broadcast"
+    message = "{details}"
+    severity = Severity.ERROR
+    runtime_only = True

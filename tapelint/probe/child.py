@@ -1,0 +1,126 @@
+"""The probe's child process: installs the instrumentation, runs the user's script as `__main__`, stops
+it after the probed steps, and writes the evidence as JSON for the parent (`runner.py`).
+
+Usage (by the runner only): python -m tapelint.probe.child REPORT_PATH OPTIONS_JSON
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+from typing import Any
+
+
+def _write(path: str, payload: dict[str, Any]) -> None:
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle, default=str)
+    os.replace(temporary, path)
+
+
+def _configure_devices(tf: Any, device: str) -> tuple[list[str], str | None]:
+    """Memory growth on every GPU (never grab the whole card); honour --device. Returns the GPUs and an error."""
+    if device == "cpu":
+        try:
+            tf.config.set_visible_devices([], "GPU")
+        except (RuntimeError, ValueError):
+            pass
+    gpus = tf.config.list_physical_devices("GPU") if device != "cpu" else []
+    names = []
+    for gpu in gpus:
+        try:
+            tf.config.experimental.set_memory_growth(gpu, True)
+        except (RuntimeError, ValueError):
+            pass
+        try:
+            details = tf.config.experimental.get_device_details(gpu)
+            names.append(f"{gpu.name.replace('/physical_device:', '')} ({details.get('device_name', 'GPU')})")
+        except Exception:  # noqa: BLE001
+            names.append(gpu.name.replace("/physical_device:", ""))
+    if device == "gpu" and not gpus:
+        return names, "--device gpu was given, but TensorFlow sees no GPU on this machine"
+    return names, None
+
+
+def main(argv: list[str]) -> int:
+    report_path, options = argv[1], json.loads(argv[2])
+    script = os.path.abspath(options["script"])
+    started = time.monotonic()
+    payload: dict[str, Any] = {"status": "starting", "script": script, "error": None, "exit_code": None}
+
+    try:
+        import tensorflow as tf
+    except ImportError as error:
+        payload.update(status="setup-error", error={"message": f"cannot import tensorflow: {error}"})
+        _write(report_path, payload)
+        return 0
+
+    from tapelint.probe.instrument import install
+    from tapelint.probe.measure import Recorder, StopProbe, last_user_frame, one_line
+
+    gpus, device_error = _configure_devices(tf, options.get("device", "auto"))
+    if device_error:
+        payload.update(status="setup-error", error={"message": device_error})
+        _write(report_path, payload)
+        return 0
+    # tf.function bodies run eagerly under the probe, so that the gradients have values to read.
+    tf.config.run_functions_eagerly(True)
+
+    recorder = Recorder(int(options.get("steps", 1)))
+    recorder.gpus = gpus
+
+    def snapshot(status: str) -> dict[str, Any]:
+        payload["status"] = status
+        payload["evidence"] = recorder.evidence()
+        payload["elapsed_s"] = round(time.monotonic() - started, 3)
+        return payload
+
+    recorder.checkpoint = lambda: _write(report_path, snapshot("stopped" if recorder.stopped else "running"))
+    install(recorder)
+    recorder.checkpoint()  # from here on a timeout is the script's, not TensorFlow's import
+
+    sys.argv = [options["script"], *options.get("args", [])]
+    sys.path.insert(0, os.path.dirname(script))
+    status, error, exit_code = "ended", None, None
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except StopProbe:
+        status = "stopped"
+    except SystemExit as exit_:
+        code = exit_.code
+        if code is None or code == 0:
+            status, exit_code = "ended", 0
+        else:
+            status, exit_code = "exited", code if isinstance(code, int) else 1
+            error = {"message": str(code) if not isinstance(code, int) else "",
+                     "frame": last_user_frame(exit_)}
+    except KeyboardInterrupt:
+        status, error = "raised", {"message": "KeyboardInterrupt"}
+    except BaseException as caught:  # noqa: BLE001 - the user's error is reported, never re-raised
+        status, error = "raised", {"message": one_line(caught), "type": type(caught).__name__,
+                                   "frame": last_user_frame(caught)}
+    if recorder.stopped:
+        status, error, exit_code = "stopped", None, None
+    try:
+        recorder.finish()
+    except Exception:  # noqa: BLE001 - a step that cannot be closed is simply left open
+        pass
+    payload.update(error=error, exit_code=exit_code)
+    _write(report_path, snapshot(status))
+    return 0
+
+
+if __name__ == "__main__":
+    code = 1
+    try:
+        code = main(sys.argv)
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            # Skip interpreter teardown: TensorFlow's and the script's threads can hang it.
+            os._exit(code)

@@ -1,0 +1,244 @@
+"""Marks static findings confirmed, refuted or not checked from what the probe measured, and merges the
+runtime findings in beside them (`tapelint PATH --probe SCRIPT`). No TensorFlow here."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable
+
+from tapelint.diagnostic import Diagnostic, ProbeVerdict
+from tapelint.probe.report import ProbeResult
+
+Verdict = ProbeVerdict
+
+
+def _same_file(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+def _codes(result: ProbeResult, code: str) -> list[Diagnostic]:
+    return [d for d in result.findings if d.code == code]
+
+
+def _steps(result: ProbeResult) -> list[dict[str, Any]]:
+    return [s for s in result.evidence.get("steps") or [] if not s.get("observation")]
+
+
+def _optimizer_at(result: ProbeResult, d: Diagnostic) -> dict[str, Any] | None:
+    for optimizer in result.evidence.get("optimizers") or []:
+        site = optimizer.get("site") or {}
+        if _same_file(site.get("path"), d.path) and site.get("line") is not None \
+                and site["line"] <= d.line <= site.get("end_line", site["line"]):
+            return optimizer
+    return None
+
+
+def _updates(result: ProbeResult) -> tuple[int, int]:
+    changed = total = 0
+    for step in _steps(result):
+        for update in (step.get("updates") or {}).values():
+            total += 1
+            changed += bool(update["changed"])
+    return changed, total
+
+
+def _tl001(result: ProbeResult, d: Diagnostic) -> Verdict:
+    changed, total = _updates(result)
+    if not total:
+        return Verdict("not-checked", "no step finished, so no update could be observed")
+    optimizer = _optimizer_at(result, d)
+    if optimizer is not None and optimizer.get("applies"):
+        return Verdict("refuted", f"`{optimizer['class']}` was applied {optimizer['applies']} time(s); "
+                                  f"{changed} of {total} variable updates changed weights")
+    applies = sum(o.get("applies", 0) for o in result.evidence.get("optimizers") or [])
+    if changed == 0:
+        return Verdict("confirmed", f"no weights changed after the gradient: 0 of {total} trainable variables "
+                                    f"moved in {len(_steps(result))} step(s), and no optimizer was applied"
+                       if not applies else f"no weights changed after the gradient (0 of {total})")
+    return Verdict("refuted", f"{changed} of {total} variable updates changed weights "
+                              f"({applies} optimizer call(s))")
+
+
+def _tl201(result: ProbeResult, d: Diagnostic) -> Verdict:
+    large = _codes(result, "TL808")
+    dead = [f for f in _codes(result, "TL804") if dict(f.extra).get("grew")]
+    if large:
+        return Verdict("confirmed", large[0].message)
+    if dead:
+        return Verdict("confirmed", "dead units appear after the first update: " + dead[0].message)
+    ratios = [u["ratio"] for s in _steps(result) for u in (s.get("updates") or {}).values()
+              if u.get("kernel") and u.get("ratio")]
+    if not ratios:
+        return Verdict("not-checked", "no update ran during the probe, so the learning rate's effect was not seen")
+    return Verdict("refuted", f"largest first update |dw|/|w| = {max(ratios):.3g}, and no ReLU layer lost its "
+                              f"units")
+
+
+def _tl301(result: ProbeResult, d: Diagnostic) -> Verdict:
+    calls = result.evidence.get("model_calls") or []
+    steps = result.evidence.get("steps") or []
+    if not calls or not steps:
+        return Verdict("not-checked", "no model call inside a tape was seen")
+    call = max(calls, key=lambda c: c.get("frozen_variables", 0))
+    receiving = sum(1 for v in steps[0]["variables"] if not v.get("none") and not v.get("zero"))
+    total = len(steps[0]["variables"])
+    frozen = call.get("frozen_variables", 0)
+    layers = ", ".join(f"`{n}`" for n in call.get("frozen_layers") or [])
+    evidence = (f"{receiving} of {total} variables given to `tape.gradient` receive a non-zero gradient; "
+                f"`{call['model']}` holds {frozen} frozen variable(s)" + (f" ({layers})" if layers else ""))
+    return Verdict("confirmed" if frozen else "refuted", evidence)
+
+
+def _tl101(result: ProbeResult, d: Diagnostic) -> Verdict:
+    found = _codes(result, "TL811")
+    if found:
+        return Verdict("confirmed", found[0].message)
+    calls = [c for c in result.evidence.get("loss_calls") or [] if c.get("from_logits")]
+    if calls:
+        c = calls[0]
+        return Verdict("refuted", f"`{c['class']}(from_logits=True)` received values in "
+                                  f"[{c.get('pred_min')}, {c.get('pred_max')}], not probabilities")
+    return Verdict("not-checked", "no loss with from_logits=True was called inside a tape")
+
+
+def _tl102(result: ProbeResult, d: Diagnostic) -> Verdict:
+    calls = [c for c in result.evidence.get("loss_calls") or []
+             if c.get("probability_loss") and c.get("from_logits") is False]
+    if not calls:
+        return Verdict("not-checked", "no probability loss with from_logits=False was called inside a tape")
+    c = calls[0]
+    if c.get("in_unit_interval") is False:
+        return Verdict("confirmed", f"`{c['class']}` (from_logits=False) received values in "
+                                    f"[{c.get('pred_min')}, {c.get('pred_max')}]: logits, not probabilities")
+    saturated = _codes(result, "TL813")
+    if saturated:
+        return Verdict("confirmed", saturated[0].message)
+    return Verdict("refuted", f"`{c['class']}` received probabilities in [{c.get('pred_min')}, {c.get('pred_max')}]"
+                              + (" from a Keras softmax, whose logits Keras uses" if c.get("keras_logits") else ""))
+
+
+def _tl501(result: ProbeResult, d: Diagnostic) -> Verdict:
+    optimizer = _optimizer_at(result, d)
+    if optimizer is not None and optimizer.get("learning_rate") is not None:
+        return Verdict("confirmed", f"`{optimizer['class']}` runs with learning_rate={optimizer['learning_rate']:g}")
+    return Verdict("not-checked", "the optimizer created here was not seen running")
+
+
+def _tl005(result: ProbeResult, d: Diagnostic) -> Verdict:
+    here = [s for s in result.evidence.get("steps") or []
+            if _same_file((s.get("site") or {}).get("path"), d.path) and (s.get("site") or {}).get("line") == d.line]
+    if len(here) >= 2:
+        return Verdict("refuted", f"`tape.gradient` ran {len(here)} times on this line without an error "
+                                  f"(a new tape each iteration)")
+    return Verdict("not-checked", "the probe did not see this `tape.gradient` run twice")
+
+
+def _none_gradient(result: ProbeResult, d: Diagnostic) -> Verdict:
+    found = _codes(result, "TL801")
+    if found:
+        return Verdict("confirmed", found[0].message)
+    first = (result.evidence.get("steps") or [{}])[0].get("variables") or []
+    return Verdict("refuted", f"all {len(first)} trainable variables given to `tape.gradient` got a gradient")
+
+
+def _tl006(result: ProbeResult, d: Diagnostic) -> Verdict:
+    stuck = [f for f in _codes(result, "TL807") if dict(f.extra).get("applied")]
+    if stuck:
+        return Verdict("confirmed", stuck[0].message)
+    changed, total = _updates(result)
+    if total and changed == total:
+        return Verdict("refuted", f"all {total} trainable variables changed after the update")
+    return Verdict("not-checked", "no update that reached every variable was observed")
+
+
+def _tl107(result: ProbeResult, d: Diagnostic) -> Verdict:
+    for code in ("TL813", "TL802"):
+        found = _codes(result, code)
+        if found:
+            return Verdict("confirmed", found[0].message)
+    return Verdict("not-checked", "no saturated output or zero gradient in the probed steps; a larger step "
+                                  "or more steps can still saturate it")
+
+
+def _tl108(result: ProbeResult, d: Diagnostic) -> Verdict:
+    found = _codes(result, "TL803") or _codes(result, "TL802")
+    if found:
+        return Verdict("confirmed", found[0].message)
+    return Verdict("not-checked", "the loss and the gradients stayed finite and non-zero in the probed steps")
+
+
+def _tl302(result: ProbeResult, d: Diagnostic) -> Verdict:
+    found = _codes(result, "TL812")
+    if found:
+        return Verdict("confirmed", found[0].message)
+    calls = [c for c in result.evidence.get("model_calls") or [] if c.get("training") == "absent"]
+    if calls:
+        return Verdict("refuted", f"`{calls[0]['model']}` has no Dropout or trainable BatchNormalization, so the "
+                                  f"flag changes nothing here")
+    return Verdict("not-checked", "no model call without `training=` was seen inside a tape")
+
+
+CHECKS: dict[str, Callable[[ProbeResult, Diagnostic], Verdict]] = {
+    "TL001": _tl001, "TL005": _tl005, "TL003": _none_gradient, "TL004": _none_gradient, "TL007": _none_gradient,
+    "TL006": _tl006, "TL107": _tl107, "TL108": _tl108, "TL302": _tl302, "TL101": _tl101, "TL102": _tl102, "TL201": _tl201, "TL301": _tl301, "TL501": _tl501,
+}
+
+
+def verdict_for(result: ProbeResult, d: Diagnostic) -> Verdict:
+    error = result.error or {}
+    frame = error.get("frame")
+    if frame and _same_file(frame.get("path"), d.path) and frame.get("line") == d.line:
+        message = str(error.get("message") or "")
+        # Confirmed only when the error names what the finding names (`lr=` -> 'lr'): another finding on
+        # the same line is merely cut short by it.
+        tokens = [t.strip("=()., ") for t in re.findall(r"`([^`]+)`", d.message)]
+        if any(len(t) >= 2 and t in message for t in tokens):
+            return Verdict("confirmed", f"the script raised here: {message}")
+        return Verdict("not-checked", f"the script raised on this line first: {message}")
+    check = CHECKS.get(d.code)
+    if check is None:
+        return Verdict("not-checked", f"the probe has no runtime check for {d.code}")
+    if not result.gradient_calls and d.code != "TL501":
+        reason = result.failure or "no training step ran"
+        return Verdict("not-checked", reason)
+    return check(result, d)
+
+
+def executed_files(result: ProbeResult, script: str) -> set[str]:
+    """The user files the probe saw running: the script and the files of every recorded site."""
+    files = {os.path.realpath(script)}
+
+    def add(site: Any) -> None:
+        if isinstance(site, dict) and site.get("path"):
+            files.add(os.path.realpath(site["path"]))
+
+    evidence = result.evidence
+    for step in evidence.get("steps") or []:
+        add(step.get("site"))
+        for variable in step.get("variables") or []:
+            add(variable.get("layer_site"))
+    for optimizer in evidence.get("optimizers") or []:
+        add(optimizer.get("site"))
+    for call in (evidence.get("loss_calls") or []) + (evidence.get("model_calls") or []):
+        add(call.get("site"))
+    return files
+
+
+def merge(static: list[Diagnostic], result: ProbeResult, script: str,
+          enabled: Callable[[Diagnostic], bool] = lambda d: True) -> list[Diagnostic]:
+    """Static findings in the files the probe ran get a verdict; the runtime findings are added."""
+    files = executed_files(result, script)
+    out = []
+    for d in static:
+        if d.probe is None and os.path.realpath(d.path) in files:
+            d = d.with_changes(probe=verdict_for(result, d))
+        out.append(d)
+    out += [d for d in result.findings if enabled(d)]
+    out.sort(key=Diagnostic.sort_key)
+    return out
