@@ -1,0 +1,261 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.constants import number, string
+from tapelint.analysis.facts import Scope, arg_value
+from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_activation, layer_class
+from tapelint.analysis.names import dotted
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, PendingFix, Rule, Valid
+
+_UNIT_LAYERS = {"Dense": (0, "units"), "Conv1D": (0, "filters"), "Conv2D": (0, "filters"),
+                "Conv3D": (0, "filters"), "Conv2DTranspose": (0, "filters"), "SeparableConv2D": (0, "filters"),
+                "Conv1DTranspose": (0, "filters"), "Conv3DTranspose": (0, "filters")}
+_SOFTMAX_LAYERS = frozenset({"Softmax", "Activation"})
+
+
+class SoftmaxOnSingleUnit(Rule):
+    """
+    ## What it does
+    Reports a softmax over a last axis of size one: `Dense(1, activation="softmax")` (or a one-filter
+    convolution), a `Softmax()` / `Activation("softmax")` layer right after a one-unit layer, and
+    `tf.nn.softmax(x)` / `keras.activations.softmax(x)` where `x` is the output of a one-unit layer.
+
+    ## Why is this bad?
+    Softmax normalises over the last axis. With one unit, every output is exactly `1.0` whatever the
+    input: predictions are constant, a cross-entropy on them is constant (zero for a categorical loss,
+    `-log(1)` terms for a binary one), and the gradient reaching the model is exactly zero. The model
+    "trains" for hours and learns nothing. A binary classifier needs one sigmoid unit (or two softmax
+    units with a categorical loss).
+
+    ## Example
+    ```python
+    outputs = tf.keras.layers.Dense(1, activation="softmax")(x)
+    model.compile(loss="binary_crossentropy", optimizer="adam")
+    ```
+
+    ## Use instead
+    ```python
+    outputs = tf.keras.layers.Dense(1, activation="sigmoid")(x)
+    model.compile(loss="binary_crossentropy", optimizer="adam")
+    ```
+
+    ## Known problems
+    The unit count must be a constant visible in this file. A softmax with an explicit `axis=` other
+    than the last is not reported.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    For a string activation the fix writes `"sigmoid"` instead of `"softmax"`. It is unsafe: it is right
+    for a binary cross-entropy, but a categorical loss on a single unit must change too.
+
+    ## References
+    - https://github.com/keras-team/keras/issues/2975 ("The activation function should be 'sigmoid' and not 'softmax'")
+    - https://www.tensorflow.org/api_docs/python/tf/nn/softmax
+    - https://keras.io/api/layers/activations/
+    """
+
+    code = "TL106"
+    name = "softmax-on-single-unit"
+    message = "Softmax over a single unit ({where}) always outputs 1.0: the loss is constant and the gradient is zero"
+    severity = Severity.ERROR
+    fixable = True
+    triggers = ("softmax", "Softmax")
+    probe = "Confirmed when every prediction equals 1.0 on one batch."
+
+    def check(self) -> None:
+        facts = self.facts
+        reported: set[int] = set()
+        for site in facts.calls:
+            call = site.node
+            cls = layer_class(facts, call)
+            if cls in _UNIT_LAYERS:
+                if layer_activation(facts, call, cls) == "softmax" and self._units(call, cls, site.scope,
+                                                                                    site.order) == 1:
+                    activation = arg_value(call, 1 if cls == "Dense" else None, "activation")
+                    node = activation if activation is not None else call
+                    if id(node) not in reported:
+                        reported.add(id(node))
+                        self.report(node, fix=self._fix(activation),
+                                    where=f"`{cls}` with one {'unit' if cls == 'Dense' else 'filter'}")
+                continue
+            if cls in _SOFTMAX_LAYERS:
+                if self._is_softmax_layer(call, cls) and self._explicit_other_axis(call) is False:
+                    previous = self._previous_in_sequential(call)
+                    if previous is not None and self._one_unit_linear(previous, site.scope, site.order):
+                        reported.add(id(call))
+                        self.report(call, where=f"`{cls}` after a one-unit `{layer_class(facts, previous)}`")
+                continue
+            # `Softmax()(x)` applied to a one-unit output
+            if isinstance(call.func, cst.Call):
+                inner_cls = layer_class(facts, call.func)
+                if inner_cls in _SOFTMAX_LAYERS and self._is_softmax_layer(call.func, inner_cls) and (
+                    self._explicit_other_axis(call.func) is False
+                ) and id(call.func) not in reported:
+                    if self._output_units(arg_value(call, 0), site.scope, site.order) == 1:
+                        reported.add(id(call.func))
+                        self.report(call.func, where=f"`{inner_cls}` on a one-unit output")
+                continue
+            if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax":
+                if self._explicit_other_axis(call) is False and self._output_units(
+                        arg_value(call, 0), site.scope, site.order) == 1:
+                    self.report(call, where=f"`{dotted(call.func)}` on a one-unit output")
+
+    def _units(self, call: cst.Call, cls: str, scope: Scope, order: int) -> float | None:
+        position, keyword = _UNIT_LAYERS[cls]
+        return number(self.facts, arg_value(call, position, keyword), scope, order)
+
+    def _is_softmax_layer(self, call: cst.Call, cls: str) -> bool:
+        return layer_activation(self.facts, call, cls) == "softmax"
+
+    @staticmethod
+    def _explicit_other_axis(call: cst.Call) -> bool:
+        axis = arg_value(call, None, "axis")
+        if axis is None:
+            return False
+        if isinstance(axis, cst.UnaryOperation) and isinstance(axis.expression, cst.Integer):
+            return axis.expression.value != "1"
+        return True
+
+    def _one_unit_linear(self, call: cst.Call, scope: Scope, order: int) -> bool:
+        cls = layer_class(self.facts, call)
+        if cls not in _UNIT_LAYERS:
+            return False
+        return self._units(call, cls, scope, order) == 1
+
+    def _previous_in_sequential(self, call: cst.Call) -> cst.Call | None:
+        for site in self.facts.calls:
+            if site.qualified not in ("keras.Sequential", "keras.models.Sequential"):
+                continue
+            layers = arg_value(site.node, 0, "layers")
+            if not isinstance(layers, (cst.List, cst.Tuple)):
+                continue
+            values = [e.value for e in layers.elements]
+            for index, value in enumerate(values):
+                if value is call and index > 0 and isinstance(values[index - 1], cst.Call):
+                    return values[index - 1]
+        return None
+
+    def _output_units(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> float | None:
+        """The last-axis size of a layer output, when it is a one-unit layer's output."""
+        facts = self.facts
+        if expr is None or depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            layer_call: cst.Call | None = None
+            if isinstance(expr.func, cst.Call):
+                layer_call = expr.func
+            else:
+                name = dotted(expr.func)
+                if name is not None:
+                    binding = facts.binding_before(name, scope, order)
+                    if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
+                        layer_call = binding.value
+                        scope, order = binding.scope, binding.order
+            if layer_call is None:
+                return None
+            cls = layer_class(facts, layer_call)
+            if cls not in _UNIT_LAYERS:
+                return None
+            return self._units(layer_call, cls, scope, order)
+        name = dotted(expr)
+        if name is None:
+            return None
+        binding = facts.binding_before(name, scope, order)
+        if binding is None or binding.value is None or binding.index is not None or binding.augmented:
+            return None
+        return self._output_units(binding.value, binding.scope, binding.order, depth + 1)
+
+    @staticmethod
+    def _fix(activation: cst.BaseExpression | None) -> PendingFix | None:
+        if not isinstance(activation, cst.SimpleString) or string(activation) != "softmax":
+            return None
+        quote = activation.value[-1]
+        prefix = activation.prefix
+        return PendingFix("Use a sigmoid unit", False, [(activation, f"{prefix}{quote}sigmoid{quote}")])
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(16, activation="relu"),
+    tf.keras.layers.Dense(1, activation="sigmoid"),
+])
+model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+""",
+            "a binary classifier with one sigmoid unit",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+num_classes = 2
+inputs = tf.keras.Input(shape=(8,))
+hidden = tf.keras.layers.Dense(1, activation="relu")(inputs)
+outputs = tf.keras.layers.Dense(num_classes, activation="softmax")(hidden)
+model = tf.keras.Model(inputs, outputs)
+""",
+            "near miss: the one-unit layer is a hidden layer; the softmax has two units",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+scores = tf.keras.layers.Dense(1)(tf.zeros((4, 10, 32)))
+weights = tf.nn.softmax(scores, axis=1)
+""",
+            "attention weights: softmax over the time axis, not the unit axis",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(64, activation="relu", input_shape=(20,)),
+    tf.keras.layers.Dense(1, activation='softmax'),
+])
+model.compile(optimizer="adam", loss="binary_crossentropy")
+""",
+            line=6, column=41,
+            expected_fix="""
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(64, activation="relu", input_shape=(20,)),
+    tf.keras.layers.Dense(1, activation='sigmoid'),
+])
+model.compile(optimizer="adam", loss="binary_crossentropy")
+""",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Scorer(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(32, activation="relu")
+        self.score = tf.keras.layers.Dense(1)
+
+    def call(self, x):
+        logit = self.score(self.hidden(x))
+        return tf.nn.softmax(logit)
+""",
+            message_contains="`tf.nn.softmax` on a one-unit output",
+        ),
+        Invalid(
+            """
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1), keras.layers.Softmax()])
+""",
+            message_contains="after a one-unit `Dense`",
+        ),
+    ]
