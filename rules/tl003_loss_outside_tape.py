@@ -1,0 +1,323 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.dataflow import names_in, render
+from tapelint.analysis.facts import Binding, CallSite, Facts
+from tapelint.analysis.gradients import GradientCall, gradient_calls, weights_owner
+from tapelint.diagnostic import Confidence, Severity
+from tapelint.rule import Invalid, Rule, Valid
+
+# Methods of a model that compute a loss or a metric from predictions: not a forward pass.
+NOT_FORWARD = frozenset({"compute_loss", "compiled_loss", "loss", "compiled_metrics", "compute_metrics", "losses",
+                         "watch", "add_loss"})
+
+# Values that are not a computation: a name, a constant, a container of names.
+_PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Attribute)
+
+
+def _is_computation(facts: Facts, expr: cst.BaseExpression | None) -> bool:
+    """Does evaluating `expr` run an op (that the tape would have had to record)?"""
+    if expr is None or isinstance(expr, _PLAIN):
+        return False
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return any(_is_computation(facts, e.value) for e in expr.elements)
+    if isinstance(expr, cst.Subscript):
+        return False  # `outputs[0]` may be a Python tuple: not sure it is an op
+    if isinstance(expr, cst.Call):
+        qualified = facts.resolve(expr.func)
+        if qualified in ("tensorflow.Variable", "keras.Variable"):
+            return False
+        if isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple", "dict"):
+            return False
+        return True
+    return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.IfExp))
+
+
+class LossOutsideTape(Rule):
+    """
+    ## What it does
+    Reports a loss handed to `tape.gradient` that is computed, in whole or in its last steps, outside
+    that tape's `with` block: after the block ends (`total = loss + reg` below the block, a negation,
+    a helper function called after the block), before it starts, or written into the `gradient` call
+    itself. Also reports a forward pass `model(x)` that runs before the tape when the gradient is taken
+    with respect to that model's weights and the model is not called inside the tape.
+
+    ## Why is this bad?
+    A `GradientTape` only records the operations that run while its `with` block is open. Whatever
+    is computed after the block (or before it) is invisible to it, so the target is disconnected from
+    the variables and `tape.gradient` returns `None` for each of them. `apply_gradients` then fails
+    with "No gradients provided for any variable", or silently skips the variables.
+
+    ## Example
+    ```python
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+    loss = loss_fn(y, logits)  # not recorded
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    ## Use instead
+    ```python
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    ## Known problems
+    The tape must be opened with `with tf.GradientTape() as name` in the same function as the
+    `gradient` call. A tape returned by a helper, or a persistent tape entered a second time with
+    `with tape:`, is not followed. Taking an element of a container after the block (`outputs[0]`) is
+    not reported, because a Python tuple index is not an op.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    No fix: moving statements into the block changes the code's structure.
+
+    ## References
+    - https://www.tensorflow.org/guide/autodiff#cases_where_gradient_returns_none
+    - https://github.com/tensorflow/tensorflow/issues/45604 (negation outside the tape)
+    - https://github.com/tensorflow/tensorflow/issues/37141 (minus sign outside the tape)
+    - https://github.com/tensorflow/tensorflow/issues/27660 (target computed outside the context)
+    - https://github.com/tensorflow/tensorflow/issues/42167 (maintainer: compute inside the tape's scope)
+    """
+
+    code = "TL003"
+    name = "loss-outside-tape"
+    message = "`{loss}` is computed {where} the `with {tape}` block, so the tape never recorded it and `{tape}.{method}` returns None"
+    severity = Severity.ERROR
+    triggers = ("GradientTape",)
+    probe = "Confirmed when `tape.gradient` returns None for every variable of the step."
+
+    def check(self) -> None:
+        facts = self.facts
+        for grad in gradient_calls(facts):
+            if grad.target is None:
+                continue
+            if not self._target_outside(facts, grad):
+                self._forward_pass_outside(facts, grad)
+
+    def _target_outside(self, facts: Facts, grad: GradientCall) -> bool:
+        site, tape, target = grad.site, grad.tape, grad.target
+        assert target is not None
+        tape_name = tape.name or "tape"
+        if not isinstance(target, cst.Name):
+            if _is_computation(facts, target) and site.order > tape.end_order:
+                self.report(target, loss=render(target), where="after", tape=tape_name, method=grad.method)
+                return True
+            return False
+        binding: Binding | None = facts.binding_before(target.value, site.scope, site.order)
+        seen = 0
+        while binding is not None and seen < 10:
+            seen += 1
+            if binding.scope is not tape.scope or binding.index is not None:
+                return False
+            if tape.encloses(binding.order):
+                return False
+            if binding.order > tape.end_order or binding.order < tape.order:
+                if target.value in names_in(grad.sources):
+                    return False
+                if isinstance(binding.value, cst.Name):
+                    # `loss = total`: an alias, look at what it names.
+                    binding = facts.binding_before(binding.value.value, binding.scope, binding.order)
+                    continue
+                if not binding.augmented and not _is_computation(facts, binding.value):
+                    return False
+                where = "after" if binding.order > tape.end_order else "before"
+                node = binding.target_node if binding.augmented else binding.node
+                if isinstance(node, cst.Assign):
+                    node = node.targets[0].target
+                self.report(node, loss=target.value, where=where, tape=tape_name, method=grad.method)
+                return True
+            return False
+        return False
+
+    def _forward_pass_outside(self, facts: Facts, grad: GradientCall) -> None:
+        """`preds = model(x)` before the tape, gradient taken w.r.t. `model.trainable_variables`."""
+        owner = weights_owner(grad.sources)
+        if owner is None or grad.tape.name is None:
+            return
+        tape = grad.tape
+        # The model is used inside the tape block in any way: assume the forward pass is there.
+        for call in facts.calls:
+            if tape.encloses(call.order) and self._may_run_model(facts, call, owner):
+                return
+        target = grad.target
+        if not isinstance(target, cst.Name):
+            return
+        forward = self._forward_before(facts, target.value, grad, owner, grad.site.order, 0)
+        if forward is not None:
+            self.report(
+                forward.node,
+                f"The forward pass `{render(forward.node)}` runs before the `with {tape.name}` block, so the "
+                f"tape never saw `{owner}`'s weights being used and `{tape.name}.{grad.method}` returns None",
+                confidence=Confidence.INFERRED,
+            )
+
+    @staticmethod
+    def _may_run_model(facts: Facts, call: CallSite, owner: str) -> bool:
+        """Could this call (inside the tape) run `owner`'s forward pass?"""
+        func = call.func or ""
+        if any(owner in names_in(arg.value) for arg in call.node.args):
+            return True
+        if func in facts.functions:
+            return True  # a helper of this module: it may call the model
+        if func.startswith("self.") and owner != "self":
+            return True
+        if func == owner or func.startswith(owner + "."):
+            attr = func[len(owner) + 1:].split(".")[0] if func != owner else ""
+            if attr in NOT_FORWARD:
+                return False
+            if owner == "self" and attr:
+                binding = facts.binding_before(f"self.{attr}", call.scope, call.order)
+                value = binding.value if binding is not None else None
+                if isinstance(value, cst.Call) and (facts.resolve(value.func) or "").startswith(
+                        ("keras.losses.", "keras.metrics.")):
+                    return False
+            return True
+        return False
+
+    def _forward_before(self, facts: Facts, name: str, grad: GradientCall, owner: str, at: int,
+                        depth: int) -> CallSite | None:
+        """The call of `owner` that produced `name`, when it ran before the tape opened."""
+        binding = facts.binding_before(name, grad.site.scope, at)
+        if binding is None or binding.scope is not grad.tape.scope or binding.value is None or depth > 8:
+            return None
+        if binding.order < grad.tape.order:
+            for node in _calls_in(binding.value):
+                site = facts.call_site(node)
+                if site is not None and site.func == owner:
+                    return site
+            return None
+        if grad.tape.encloses(binding.order):
+            for inner in sorted(names_in(binding.value)):
+                found = self._forward_before(facts, inner, grad, owner, binding.order, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+        loss += sum(model.losses)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    mean_loss = tf.reduce_mean(loss)
+    return mean_loss
+""",
+            "the whole loss inside the block; arithmetic on it after the gradient call is fine",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+x = tf.Variable(3.0)
+with tf.GradientTape() as tape:
+    y = x * x
+dy_dx = tape.gradient(y, x)
+scaled = dy_dx * 2.0
+""",
+            "the gradient of a value recorded inside the block",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+def loss_of(model, x, y):
+    return tf.reduce_mean(tf.square(model(x, training=True) - y))
+
+def train_step(model, optimizer, x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_of(model, x, y)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: the forward pass is in a helper called inside the block",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+gen_opt = tf.keras.optimizers.Adam(1e-4)
+
+def train_generator(noise):
+    with tf.GradientTape() as gen_tape:
+        fake = generator(noise, training=True)
+        gen_loss = tf.reduce_mean(critic(fake, training=True))
+    gen_loss = -gen_loss
+    grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    gen_opt.apply_gradients(zip(grads, generator.trainable_variables))
+""",
+            line=12,
+            column=5,
+            message_contains="`gen_loss` is computed after the `with gen_tape` block",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+def compute_loss(labels, logits):
+    return tf.reduce_mean(loss_object(labels, logits))
+
+def train_step(images, labels):
+    with tf.GradientTape() as tape:
+        logits = model(images, training=True)
+    loss = compute_loss(labels, logits) + 1e-4 * tf.add_n([tf.nn.l2_loss(w) for w in model.trainable_variables])
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            line=14,
+            message_contains="after",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+for x, y in [(tf.zeros((4, 3)), tf.zeros((4, 1)))]:
+    predictions = model(x, training=True)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(predictions - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            line=8,
+            column=19,
+            message_contains="The forward pass `model(x, training=True)` runs before",
+        ),
+    ]
+
+
+def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
+    found = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            found.append(node)
+        stack.extend(node.children)
+    return found

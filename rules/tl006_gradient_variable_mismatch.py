@@ -1,0 +1,319 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.dataflow import render
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
+from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.names import dotted
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, Rule, Valid
+
+_TRAINABLE = {"trainable_variables": "trainable", "trainable_weights": "trainable",
+              "variables": "all", "weights": "all"}
+_PASS_THROUGH = frozenset({"tensorflow.clip_by_global_norm"})
+
+
+class _Collection:
+    """A list of variables read statically: (owner, trainable|all) parts or named variables."""
+
+    def __init__(self, parts: list[tuple[str, str]], expr: cst.BaseExpression) -> None:
+        self.parts = parts
+        self.expr = expr
+
+
+def _collection(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
+                depth: int = 0) -> _Collection | None:
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _TRAINABLE:
+        owner = dotted(expr.value)
+        return _Collection([(owner, _TRAINABLE[expr.attr.value])], expr) if owner else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = _collection(facts, expr.left, scope, order, depth + 1)
+        right = _collection(facts, expr.right, scope, order, depth + 1)
+        if left is None or right is None:
+            return None
+        return _Collection(left.parts + right.parts, expr)
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+        parts = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                inner = _collection(facts, element.value, scope, order, depth + 1)
+                if inner is None:
+                    return None
+                parts.extend(inner.parts)
+                continue
+            name = dotted(element.value)
+            if name is None:
+                return None
+            binding = facts.binding_before(name, scope, order)
+            parts.append((f"{name}#{id(binding)}", "variable"))
+        return _Collection(parts, expr)
+    name = dotted(expr)
+    if name is not None:
+        binding = facts.binding_before(name, scope, order)
+        if binding is None or binding.value is None or binding.index is not None or binding.augmented:
+            return None
+        if len([b for b in facts.visible_bindings(name, scope) if b.scope is binding.scope]) > 1:
+            return None  # rebound: which one reaches here depends on the path
+        found = _collection(facts, binding.value, binding.scope, binding.order, depth + 1)
+        return _Collection(found.parts, expr) if found is not None else None
+    return None
+
+
+def _gradient_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
+                 depth: int = 0) -> CallSite | None:
+    """The `tape.gradient` call a gradient list comes from (through clipping and names)."""
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, cst.Call):
+        site = facts.call_site(expr)
+        grads = {id(g.site.node): g.site for g in gradient_calls(facts)}
+        if site is not None and id(expr) in grads and site.method == "gradient":
+            return site
+        return None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        return _gradient_of(facts, expr.for_in.iter, scope, order, depth + 1)
+    if isinstance(expr, cst.Name):
+        binding = facts.binding_before(expr.value, scope, order)
+        if binding is None or binding.value is None or binding.augmented:
+            return None
+        value = binding.value
+        if binding.index is not None:
+            if isinstance(value, cst.Call) and facts.resolve(value.func) in _PASS_THROUGH and binding.index == 0:
+                return _gradient_of(facts, arg_value(value, 0, "t_list"), binding.scope, binding.order, depth + 1)
+            return None
+        return _gradient_of(facts, value, binding.scope, binding.order, depth + 1)
+    return None
+
+
+def _pairs(facts: Facts, site: CallSite) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    expr = arg_value(site.node, 0, "grads_and_vars")
+    for _ in range(4):
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "list":
+            expr = arg_value(expr, 0)
+            continue
+        if isinstance(expr, cst.Name):
+            binding = facts.binding_before(expr.value, site.scope, site.order)
+            if binding is None or binding.index is not None or binding.value is None:
+                return None
+            expr = binding.value
+            continue
+        break
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "zip"):
+        return None
+    if facts.visible_bindings("zip", site.scope):
+        return None
+    args = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if len(args) != 2:
+        return None
+    return args[0], args[1]
+
+
+def _same_object(a: str, b: str) -> bool:
+    """Names that may denote one model: equal, `model`/`self.model`, or `self`/`self.model` (a wrapper)."""
+    return a == b or a.endswith("." + b) or b.endswith("." + a) or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+class GradientVariableMismatch(Rule):
+    """
+    ## What it does
+    Follows the gradients handed to `apply_gradients(zip(grads, variables))` back to the
+    `tape.gradient(loss, sources)` call that computed them and compares `sources` with `variables`.
+    Reports gradients of one model applied to another's variables (the critic's gradients applied to
+    the actor), gradients taken on `model.variables`/`model.weights` (non-trainable included) applied
+    to `model.trainable_variables`, lists of different length or order, and `zip(variables, grads)`
+    with the two swapped.
+
+    ## Why is this bad?
+    `apply_gradients` pairs gradients and variables by position. With the wrong list, each gradient
+    lands on a variable it was not computed for. If the shapes differ it fails with a shape error; if
+    they happen to match (two networks of the same architecture, a GAN) it silently trains the wrong
+    network with nonsense updates. `model.variables` includes BatchNorm's moving statistics, so its
+    gradient list is longer and shifted against `model.trainable_variables`.
+
+    ## Example
+    ```python
+    actor_grads = tape.gradient(actor_loss, actor.trainable_variables)
+    actor_opt.apply_gradients(zip(actor_grads, critic.trainable_variables))
+    ```
+
+    ## Use instead
+    ```python
+    actor_grads = tape.gradient(actor_loss, actor.trainable_variables)
+    actor_opt.apply_gradients(zip(actor_grads, actor.trainable_variables))
+    ```
+
+    ## Known problems
+    Lists are compared as written: two different names for the same list built elsewhere are not
+    recognised as equal, so the rule only reports when both sides are model weight collections or
+    lists of named variables it can read. Gradients returned by a helper function are not followed.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    No fix: which of the two lists is the intended one is the author's decision.
+
+    ## References
+    - https://www.tensorflow.org/api_docs/python/tf/keras/optimizers/Optimizer#apply_gradients
+    - https://github.com/tensorflow/tensorflow/issues/26404 (use `trainable_variables`, not `variables`)
+    - https://github.com/soumik12345/tf2_gans/issues/15 (gradient and variable lists of a GAN fixed in review)
+    """
+
+    code = "TL006"
+    name = "gradient-variable-mismatch"
+    message = "Gradients of `{sources}` are applied to `{variables}`: {why}"
+    severity = Severity.ERROR
+    triggers = ("apply_gradients",)
+    probe = "Confirmed when the gradient and variable shapes differ, or other variables than the differentiated ones change."
+
+    def check(self) -> None:
+        facts = self.facts
+        for site in facts.calls:
+            if site.method != "apply_gradients":
+                continue
+            pair = _pairs(facts, site)
+            if pair is None:
+                continue
+            grads_expr, vars_expr = pair
+            swapped = _gradient_of(facts, vars_expr, site.scope, site.order)
+            if swapped is not None and _collection(facts, grads_expr, site.scope, site.order) is not None:
+                self.report(site.node.args[0].value if site.node.args else site.node,
+                            f"`zip({render(grads_expr)}, {render(vars_expr)})` pairs variables with gradients "
+                            "in the wrong order: `apply_gradients` expects `(gradient, variable)` pairs")
+                continue
+            grad_site = _gradient_of(facts, grads_expr, site.scope, site.order)
+            if grad_site is None:
+                continue
+            sources = arg_value(grad_site.node, 1, "sources")
+            source_list = _collection(facts, sources, grad_site.scope, grad_site.order)
+            var_list = _collection(facts, vars_expr, site.scope, site.order)
+            if source_list is None or var_list is None:
+                continue
+            why = self._difference(source_list, var_list)
+            if why is not None:
+                self.report(vars_expr, sources=render(sources), variables=render(vars_expr), why=why)
+
+    @staticmethod
+    def _difference(sources: _Collection, variables: _Collection) -> str | None:
+        a, b = sources.parts, variables.parts
+        if len(a) == len(b) and all(_same_object(x[0], y[0]) and x[1] == y[1] for x, y in zip(a, b)):
+            return None
+        if len(a) == len(b) and all(_same_object(x[0], y[0]) for x, y in zip(a, b)):
+            if any(x[1] == "all" and y[1] == "trainable" for x, y in zip(a, b)):
+                return ("the gradients include the non-trainable variables (BatchNorm statistics), so the two "
+                        "lists differ in length and order; differentiate `trainable_variables`")
+            return ("the variable list includes non-trainable variables (BatchNorm statistics) that the "
+                    "gradients were not computed for, so the two lists differ in length and order; apply them "
+                    "to `trainable_variables`")
+        if sorted(p[0] for p in a) == sorted(p[0] for p in b):
+            return "the same variables in another order, so each gradient lands on the wrong variable"
+        owners_a = {p[0].split("#")[0] for p in a}
+        owners_b = {p[0].split("#")[0] for p in b}
+        if any(_same_object(x, y) for x in owners_a for y in owners_b):
+            return "the two lists differ, so gradients land on variables they were not computed for"
+        return ("they were computed for other variables, so each gradient lands on a variable it was not "
+                "computed for (a shape error, or silent nonsense updates when the shapes match)")
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+gen_opt = tf.keras.optimizers.Adam(1e-4)
+disc_opt = tf.keras.optimizers.Adam(1e-4)
+
+def train_step(real, noise):
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        fake = generator(noise, training=True)
+        gen_loss = -tf.reduce_mean(discriminator(fake, training=True))
+        disc_loss = tf.reduce_mean(discriminator(fake, training=True)) - tf.reduce_mean(discriminator(real, training=True))
+    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+    gen_grads, _ = tf.clip_by_global_norm(gen_grads, 5.0)
+    gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
+    disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
+""",
+            "a GAN: each network's gradients applied to its own variables, one clipped",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+class Trainer(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred)
+        trainable_vars = self.trainable_variables
+        gradients = tape.gradient(loss, trainable_vars)
+        gradients = [tf.clip_by_norm(g, 1.0) for g in gradients]
+        self.optimizer.apply_gradients(zip(gradients, trainable_vars))
+        return {"loss": loss}
+""",
+            "near miss: the same list through a name and a clipping comprehension",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+actor_opt = tf.keras.optimizers.Adam(1e-4)
+critic_opt = tf.keras.optimizers.Adam(1e-3)
+
+def train_step(states, returns):
+    with tf.GradientTape() as actor_tape, tf.GradientTape() as critic_tape:
+        values = critic(states, training=True)
+        advantage = returns - values
+        actor_loss = -tf.reduce_mean(actor(states, training=True) * tf.stop_gradient(advantage))
+        critic_loss = tf.reduce_mean(tf.square(advantage))
+    actor_grads = actor_tape.gradient(actor_loss, actor.trainable_variables)
+    critic_grads = critic_tape.gradient(critic_loss, critic.trainable_variables)
+    actor_opt.apply_gradients(zip(actor_grads, critic.trainable_variables))
+    critic_opt.apply_gradients(zip(critic_grads, critic.trainable_variables))
+""",
+            line=17,
+            column=48,
+            message_contains="Gradients of `actor.trainable_variables` are applied to `critic.trainable_variables`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam()
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            line=11,
+            message_contains="non-trainable",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(model.trainable_variables, grads))
+""",
+            line=11,
+            message_contains="wrong order",
+        ),
+    ]

@@ -1,0 +1,304 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.constants import boolean
+from tapelint.analysis.dataflow import render
+from tapelint.analysis.dataflow import WEIGHT_ATTRIBUTES
+from tapelint.analysis.facts import CallSite, Facts, keyword_arg
+from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.modes import mode_layers
+from tapelint.analysis.names import dotted
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, PendingFix, Rule, Valid
+
+
+def _in_tape(facts: Facts, site: CallSite) -> bool:
+    """Inside a tape block, or in a helper of this module that is only ever called inside one."""
+    if site.tapes:
+        return True
+    scope = site.scope
+    if scope.is_module or scope.node is None:
+        return False
+    callers = facts.call_sites_of_scope(scope)
+    return bool(callers) and all(c.tapes for c in callers)
+
+
+def _trained_owners(facts: Facts, site: CallSite) -> set[str] | None:
+    """The models whose weights the tape(s) around the call differentiate (`{"model"}`), an empty set
+    when one of them differentiates a list we cannot read, or None when none trains (a saliency tape
+    differentiates its input and runs the model in inference mode on purpose)."""
+    tapes = site.tapes or tuple(t for c in facts.call_sites_of_scope(site.scope) for t in c.tapes)
+    owners: set[str] = set()
+    trains = False
+    for grad in gradient_calls(facts):
+        if not any(grad.tape is t for t in tapes):
+            continue
+        found = _weights(facts, grad.sources, grad.site.scope, grad.site.order)
+        if found is None:
+            continue
+        trains = True
+        if not found:
+            return set()
+        owners |= found
+    if trains:
+        return owners
+    scopes = {id(t.scope) for t in tapes}
+    if any(c.method == "apply_gradients" and id(c.scope) in scopes for c in facts.calls):
+        return set()
+    return None
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".") or a.endswith("." + b) or b.endswith("." + a)
+
+
+def _weights(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  # type: ignore[no-untyped-def]
+             depth: int = 0) -> set[str] | None:
+    """Owners of the weight collections in `expr` (`model.trainable_variables` -> {"model"}); an empty
+    set for weights of unknown owners; None when `expr` is not made of weights."""
+    if expr is None or depth > 5:
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in WEIGHT_ATTRIBUTES:
+        owner = dotted(expr.value)
+        return {owner} if owner else set()
+    if isinstance(expr, cst.BinaryOperation):
+        left = _weights(facts, expr.left, scope, order, depth + 1)
+        right = _weights(facts, expr.right, scope, order, depth + 1)
+        if left is None and right is None:
+            return None
+        return (left or set()) | (right or set())
+    if isinstance(expr, cst.Name):
+        binding = facts.binding_before(expr.value, scope, order)
+        if binding is not None and binding.index is None:
+            return _weights(facts, binding.value, binding.scope, binding.order, depth + 1)
+    return None
+
+
+def _frozen(facts: Facts, name: str) -> bool:
+    """`name.trainable = False` somewhere: a frozen backbone wants `training=False` (TL301's business)."""
+    return any(boolean(b.value) is False for b in facts.bindings_of(f"{name}.trainable"))
+
+
+class TrainingFlagMissing(Rule):
+    """
+    ## What it does
+    Reports a call of a model or layer inside a `GradientTape` block (or in a helper only called inside
+    one) without a `training=` argument, when that model visibly contains Dropout or
+    BatchNormalization: in a Sequential list, a functional graph, the layers of a subclassed model, a
+    nested model, or a `keras.applications` family built with BatchNorm (ResNet, EfficientNet,
+    MobileNet, DenseNet, Inception, ...).
+
+    ## Why is this bad?
+    `fit()` calls the model with `training=True`; a hand-written loop must do it itself. Without the
+    flag, Dropout does nothing and BatchNormalization normalises with its moving statistics and never
+    updates them. The model trains in inference mode: it overfits without its regularisation, its
+    BatchNorm statistics stay at their initial values, and evaluation disagrees with training. This is
+    the usual reason why "fit learns but my loop does not".
+
+    ## Example
+    ```python
+    model = tf.keras.Sequential([layers.Dense(64, activation="relu"), layers.Dropout(0.5), layers.Dense(10)])
+    with tf.GradientTape() as tape:
+        logits = model(x)
+        loss = loss_fn(y, logits)
+    ```
+
+    ## Use instead
+    ```python
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    ```
+
+    ## Known problems
+    Models loaded from disk, or built in another module, cannot be read, so calls of them are never
+    reported. Only tapes that train are checked (their gradients are taken with respect to weights,
+    or an optimizer applies them): a saliency or attribution tape runs the model in inference mode on
+    purpose. A model whose weights the tape does not differentiate (a distillation teacher, a target
+    network) is not reported either. A model whose `trainable` is set to False is left to TL301 (a frozen BatchNorm backbone
+    wants `training=False`). A `training` argument passed through from a parameter is trusted.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    The fix adds `training=True`. It is unsafe: it changes what the step computes (that is the point),
+    and code inside the tape that is meant as evaluation should get `training=False` instead.
+
+    ## References
+    - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
+    - https://keras.io/getting_started/faq/ (the `training` argument in `call()`)
+    - https://github.com/tensorflow/tensorflow/issues/31184 (custom loop worse than fit; fixed by `training=True`)
+    - https://github.com/tensorflow/tensorflow/issues/28028
+    - Seed report 2 in SEEDS.md (the loop calls `model(x)` without `training=True`)
+    """
+
+    code = "TL302"
+    name = "training-flag-missing"
+    message = "`{call}` runs inside the tape without `training=True`, so its {layers} run in inference mode: {effect}"
+    severity = Severity.WARNING
+    triggers = ("GradientTape",)
+    fixable = True
+    probe = "Compares the outputs of one batch with training=True and without the flag."
+
+    def check(self) -> None:
+        facts = self.facts
+        if not facts.tapes:
+            return
+        for site in facts.calls:
+            call = site.node
+            if keyword_arg(call, "training") is not None or any(a.star for a in call.args):
+                continue
+            name = dotted(call.func)
+            if name is None or not _in_tape(facts, site) or site.qualified is not None:
+                continue
+            cls = facts.classes.get(site.scope.class_name or "")
+            if name in facts.functions or (name.startswith("self.") and cls is not None and name[5:] in cls.methods):
+                continue  # a helper or method of this file, not a model
+            if _frozen(facts, name):
+                continue
+            owners = _trained_owners(facts, site)
+            if owners is None or (owners and not any(_related(name, owner) for owner in owners)):
+                continue  # not a training tape, or a model it does not train (a teacher, a target net)
+            layers = mode_layers(facts, call.func, site.scope, site.order)
+            if not layers:
+                continue
+            effect = []
+            if any("Dropout" in cls or "Noise" in cls for cls in layers):
+                effect.append("dropout is off")
+            if any("BatchNormalization" in cls for cls in layers):
+                effect.append("BatchNorm uses its moving statistics and never updates them")
+            self.report(call, call=render(call), layers=" and ".join(f"`{c}`" if " " not in c else c for c in layers),
+                        effect=" and ".join(effect), fix=self._fix(call))
+
+    @staticmethod
+    def _fix(call: cst.Call) -> PendingFix:
+        args = list(call.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args.append(cst.Arg(value=cst.Name("True"), keyword=cst.Name("training"),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace(""))))
+        return PendingFix("Call it with `training=True`", False, [(call, call.with_changes(args=args))])
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(64, activation="relu"),
+    tf.keras.layers.Dropout(0.5),
+    tf.keras.layers.Dense(10),
+])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+def train_step(x, y, training=True):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=training)
+        loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+def test_step(x, y):
+    return loss_fn(y, model(x))
+""",
+            "training passed through; the evaluation call is outside any tape",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Dense(64, activation="relu"),
+    tf.keras.layers.Dense(10),
+])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: no Dropout or BatchNorm, the flag changes nothing",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+from tensorflow.keras import layers
+
+inputs = tf.keras.Input(shape=(32, 32, 3))
+x = layers.Conv2D(32, 3, activation="relu")(inputs)
+x = layers.BatchNormalization()(x)
+x = layers.GlobalAveragePooling2D()(x)
+outputs = layers.Dense(10)(x)
+model = tf.keras.Model(inputs, outputs)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+@tf.function
+def train_step(images, labels):
+    with tf.GradientTape() as tape:
+        logits = model(images)
+        loss = loss_fn(labels, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            line=17,
+            column=18,
+            message_contains="`BatchNormalization`",
+            expected_fix="""
+import tensorflow as tf
+from tensorflow.keras import layers
+
+inputs = tf.keras.Input(shape=(32, 32, 3))
+x = layers.Conv2D(32, 3, activation="relu")(inputs)
+x = layers.BatchNormalization()(x)
+x = layers.GlobalAveragePooling2D()(x)
+outputs = layers.Dense(10)(x)
+model = tf.keras.Model(inputs, outputs)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+
+@tf.function
+def train_step(images, labels):
+    with tf.GradientTape() as tape:
+        logits = model(images, training=True)
+        loss = loss_fn(labels, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(128, activation="relu")
+        self.dropout = tf.keras.layers.Dropout(0.3)
+        self.out = tf.keras.layers.Dense(10)
+
+    def call(self, x, training=False):
+        return self.out(self.dropout(self.hidden(x), training=training))
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+""",
+            line=17,
+            message_contains="`Dropout`",
+        ),
+    ]

@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from tapelint.analysis.blocks import blocks
+from tapelint.analysis.facts import CallSite, Facts
+from tapelint.analysis.keras import WEIGHTED_LAYERS, application_name, layer_class
+from tapelint.analysis.steps import per_step
+from tapelint.diagnostic import Severity
+from tapelint.rule import Invalid, Rule, Valid
+
+VARIABLE_MAKERS = frozenset({"tensorflow.Variable", "keras.Variable"})
+# Layers with weights beyond WEIGHTED_LAYERS' list (any convolution, recurrent or attention layer).
+_WEIGHTED_WORDS = ("Conv", "LSTM", "GRU", "RNN", "Dense", "Embedding", "Attention", "Normalization", "PReLU")
+
+
+def _weighted(cls: str) -> bool:
+    return cls in WEIGHTED_LAYERS or any(word in cls for word in _WEIGHTED_WORDS)
+
+
+def _keras_class(facts: Facts, name: str | None, depth: int = 0) -> bool:
+    """Is the class a Keras layer/model or a tf.Module (directly or through classes of this file)?"""
+    info = facts.classes.get(name or "")
+    if info is None or depth > 5:
+        return False
+    for base in info.bases:
+        if base.startswith(("keras.", "tensorflow.")):
+            return True
+        if base in facts.classes and _keras_class(facts, base, depth + 1):
+            return True
+    return False
+
+
+class LayerCreatedInCall(Rule):
+    """
+    ## What it does
+    Reports a Keras layer with weights (Dense, Conv*, LSTM, Embedding, BatchNormalization, ...), a
+    `keras.applications` model or a `tf.Variable` constructed where it runs on every step: in the
+    `call` method of a layer or model, inside the tape block, inside the step function, or inside the
+    loop that runs the steps. Lazy creation guarded by an `if` (`if self.dense is None:`) is not
+    reported.
+
+    ## Why is this bad?
+    Each call builds a new layer with freshly initialised weights. They are not the ones in
+    `model.trainable_variables`, so no optimizer ever updates them: the part of the network they form
+    stays random, the loss plateaus, and the optimizer warns that gradients do not exist for some
+    variables (or none of the variables it knows get a gradient). Inside `tf.function`, creating a
+    variable after the first call raises "tf.function-decorated function tried to create variables on
+    non-first call".
+
+    ## Example
+    ```python
+    class Head(tf.keras.layers.Layer):
+        def call(self, x):
+            return tf.keras.layers.Dense(10)(x)
+    ```
+
+    ## Use instead
+    ```python
+    class Head(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(10)
+
+        def call(self, x):
+            return self.dense(x)
+    ```
+
+    ## Known problems
+    Only constructions written in these places are seen, not those in helper functions they call.
+    Layers without weights (Dropout, Flatten, Activation, pooling) are not reported: re-creating them
+    costs time but trains nothing wrong.
+
+    ## Options
+    None.
+
+    ## Fix safety
+    No fix: the layer must move to `__init__` or `build`, which changes the class.
+
+    ## References
+    - https://www.tensorflow.org/guide/keras/making_new_layers_and_models_via_subclassing
+    - https://www.tensorflow.org/guide/function#creating_tfvariables
+    - https://github.com/keras-team/keras/issues/11736 (Dense created inside `call` is not trained)
+    - https://github.com/tensorflow/tensorflow/issues/32729
+    """
+
+    code = "TL304"
+    name = "layer-created-in-call"
+    message = "`{what}` is created {where}: every step gets new, randomly initialised weights that no optimizer trains"
+    severity = Severity.ERROR
+    triggers = ("GradientTape", "def call", "def __call__", "apply_gradients")
+    probe = "Confirmed when the variables used by two consecutive steps are not the same objects."
+
+    def check(self) -> None:
+        facts = self.facts
+        spans = blocks(facts)
+        for site in facts.calls:
+            what = self._construction(facts, site)
+            if what is None:
+                continue
+            where = per_step(facts, site.scope, site.order)
+            if where is None:
+                continue
+            if where.kind == "call" and not _keras_class(facts, site.scope.class_name):
+                continue
+            if spans.guards(site.order) and (where.kind == "call" or self._stored_on_self(facts, site)):
+                continue  # lazily built once
+            if where.kind == "call" and site.scope.simple_name != "call" and self._stored_on_self(facts, site):
+                continue
+            self.report(site.node, what=what, where=where.label)
+
+    @staticmethod
+    def _construction(facts: Facts, site: CallSite) -> str | None:
+        qualified = site.qualified
+        if qualified in VARIABLE_MAKERS:
+            return "tf.Variable(...)"
+        cls = layer_class(facts, site.node)
+        if cls is not None and _weighted(cls):
+            return f"{cls}(...)"
+        app = application_name(facts, site.node)
+        if app is not None:
+            return f"{app}(...)"
+        return None
+
+    @staticmethod
+    def _stored_on_self(facts: Facts, site: CallSite) -> bool:
+        for binding in facts.bindings:
+            if binding.value is site.node and binding.target.startswith("self."):
+                return True
+        return False
+
+    VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+class Block(tf.keras.layers.Layer):
+    def __init__(self, units):
+        super().__init__()
+        self.units = units
+        self.dense = tf.keras.layers.Dense(units)
+        self.proj = None
+
+    def build(self, input_shape):
+        self.scale = self.add_weight(shape=(self.units,), initializer="ones")
+
+    def call(self, x, training=False):
+        if self.proj is None:
+            self.proj = tf.keras.layers.Dense(self.units)
+        h = tf.keras.layers.Dropout(0.1)(self.dense(x), training=training)
+        return self.proj(h) * self.scale
+""",
+            "layers made in __init__/build, a lazily built projection, a weightless Dropout in call",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+def make_model():
+    inputs = tf.keras.Input(shape=(8,))
+    outputs = tf.keras.layers.Dense(1)(tf.keras.layers.Dense(16, activation="relu")(inputs))
+    return tf.keras.Model(inputs, outputs)
+
+model = make_model()
+optimizer = tf.keras.optimizers.Adam()
+x = tf.Variable(3.0)
+with tf.GradientTape() as tape:
+    y = x * x
+dy_dx = tape.gradient(y, x)
+""",
+            "near miss: a functional model built once, a variable created before the tape",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+class Head(tf.keras.layers.Layer):
+    def call(self, x):
+        h = tf.keras.layers.Dense(64, activation="relu")(x)
+        return tf.keras.layers.Dense(10)(h)
+""",
+            line=6,
+            column=13,
+            count=2,
+            message_contains="`Dense(...)` is created in `Head.call`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+backbone = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu")])
+optimizer = tf.keras.optimizers.Adam()
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = tf.keras.layers.Dense(10)(backbone(x, training=True))
+        loss = loss_fn(y, logits)
+    variables = backbone.trainable_variables
+    grads = tape.gradient(loss, variables)
+    optimizer.apply_gradients(zip(grads, variables))
+""",
+            line=11,
+            message_contains="inside the `with tape` block",
+        ),
+    ]

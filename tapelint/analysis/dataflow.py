@@ -1,0 +1,586 @@
+"""Gradient flow through a module: does a value depend differentiably on trainable weights?
+
+`gradient_flow(facts, expr, scope, order)` follows an expression back through assignments, tuple
+unpacking, `list.append`, comprehensions and the helper functions and methods of the same module
+(their parameters are mapped to the arguments of the call being followed). Every value ends up in
+one of four states:
+
+- CONNECTED: some path reaches a model/layer call, a `tf.Variable` or a watched tensor through ops
+  that pass gradients;
+- CUT: every such path goes through an op that passes no gradient (`tf.argmax`, `.numpy()`,
+  `float()`, `model.predict()`, ...); the flow names the first op that cut it and the value it cut;
+- NONE: it depends on data and constants only;
+- UNKNOWN: something on the way cannot be read (an unknown callable, an attribute of an object).
+
+Combining states is conservative: one CONNECTED path makes the whole value CONNECTED, and an UNKNOWN
+part hides a CUT, so rules built on CUT stay silent when in doubt.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
+from tapelint.analysis.names import dotted
+
+
+class State(enum.IntEnum):
+    NONE = 0
+    CUT = 1
+    UNKNOWN = 2
+    CONNECTED = 3
+
+
+@dataclass(frozen=True)
+class Flow:
+    state: State
+    node: cst.CSTNode | None = None  # the op that cut the gradient (for CUT)
+    op: str = ""  # how to name it: "`tf.argmax`", "`.numpy()`"
+    value: cst.CSTNode | None = None  # the value it cut
+
+
+NONE = Flow(State.NONE)
+UNKNOWN = Flow(State.UNKNOWN)
+CONNECTED = Flow(State.CONNECTED)
+
+
+def combine(flows: list[Flow]) -> Flow:
+    best = NONE
+    for flow in flows:
+        if flow.state > best.state:
+            best = flow
+    return best
+
+
+# Ops whose output carries no gradient to their (first) input.
+CUT_OPS = {
+    "tensorflow.argmax": "tf.argmax",
+    "tensorflow.math.argmax": "tf.math.argmax",
+    "tensorflow.argmin": "tf.argmin",
+    "tensorflow.math.argmin": "tf.math.argmin",
+    "tensorflow.round": "tf.round",
+    "tensorflow.math.round": "tf.math.round",
+    "tensorflow.math.floor": "tf.math.floor",
+    "tensorflow.floor": "tf.floor",
+    "tensorflow.math.ceil": "tf.math.ceil",
+    "tensorflow.ceil": "tf.ceil",
+    "tensorflow.sign": "tf.sign",
+    "tensorflow.math.sign": "tf.math.sign",
+    "tensorflow.equal": "tf.equal",
+    "tensorflow.math.equal": "tf.math.equal",
+    "tensorflow.not_equal": "tf.not_equal",
+    "tensorflow.math.not_equal": "tf.math.not_equal",
+    "tensorflow.greater": "tf.greater",
+    "tensorflow.math.greater": "tf.math.greater",
+    "tensorflow.greater_equal": "tf.greater_equal",
+    "tensorflow.math.greater_equal": "tf.math.greater_equal",
+    "tensorflow.less": "tf.less",
+    "tensorflow.math.less": "tf.math.less",
+    "tensorflow.less_equal": "tf.less_equal",
+    "tensorflow.math.less_equal": "tf.math.less_equal",
+    "tensorflow.stop_gradient": "tf.stop_gradient",
+    "tensorflow.numpy_function": "tf.numpy_function",
+    "tensorflow.compat.v1.py_func": "tf.compat.v1.py_func",
+    "tensorflow.math.top_k": "tf.math.top_k",
+    "tensorflow.argsort": "tf.argsort",
+    "tensorflow.unique": "tf.unique",
+    "keras.ops.argmax": "keras.ops.argmax",
+    "keras.ops.argmin": "keras.ops.argmin",
+    "keras.ops.round": "keras.ops.round",
+    "keras.ops.stop_gradient": "keras.ops.stop_gradient",
+    "keras.backend.argmax": "K.argmax",
+    "keras.backend.round": "K.round",
+    "keras.backend.eval": "K.eval",
+    "keras.backend.get_value": "K.get_value",
+    "keras.backend.stop_gradient": "K.stop_gradient",
+}
+# Ops whose output does not depend differentiably on their input at all (no gradient, not a cut).
+NO_GRAD_OPS = frozenset({
+    "tensorflow.shape", "tensorflow.size", "tensorflow.rank", "tensorflow.ones_like", "tensorflow.zeros_like",
+    "tensorflow.shape_n", "keras.ops.shape", "keras.ops.ones_like", "keras.ops.zeros_like",
+})
+CAST_OPS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast", "keras.backend.cast"})
+INTEGER_DTYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+)
+BUILTIN_CUTS = frozenset({"float", "int", "bool", "round"})
+BUILTIN_COMBINE = frozenset({"sum", "abs", "max", "min", "list", "tuple", "sorted", "reversed", "zip"})
+BUILTIN_NONE = frozenset({"len", "range", "print", "isinstance", "str", "type", "enumerate", "hasattr", "id"})
+TENSOR_EXITS = frozenset({"numpy", "item", "tolist"})
+PREDICT_METHODS = frozenset({"predict", "predict_on_batch"})
+# Keras methods of a model that compute a loss from their arguments.
+LOSS_METHODS = frozenset({"compute_loss", "compiled_loss"})
+WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+NO_GRADIENT_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device"})
+INDEX_KEYWORDS = frozenset({"dtype", "name", "axis", "keepdims", "output_type"})
+
+
+def integer_dtype(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
+    """`int32` when `expr` names an integer or bool dtype (`tf.int32`, `"int64"`, `np.int32`)."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) and value in INTEGER_DTYPES else None
+    qualified = facts.resolve(expr) or dotted(expr) or ""
+    last = qualified.rsplit(".", 1)[-1]
+    if last in INTEGER_DTYPES and (qualified.startswith(("tensorflow.", "numpy.", "keras.")) or "." not in qualified):
+        return last
+    if qualified in ("tensorflow.bool", "bool"):
+        return "bool"
+    return None
+
+
+@dataclass(eq=False)
+class Frame:
+    """One function being followed; `args` maps its parameters to the caller's expressions."""
+
+    scope: Scope
+    args: dict[str, tuple[cst.BaseExpression, "Frame", int]] = field(default_factory=dict)
+    fixed: dict[str, Flow] = field(default_factory=dict)  # comprehension targets and the like
+    depth: int = 0
+
+
+def _render(node: cst.CSTNode | None) -> str:
+    if node is None:
+        return ""
+    try:
+        text = cst.Module(body=[]).code_for_node(node)
+    except Exception:  # noqa: BLE001 - a label only
+        return "?"
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def render(node: cst.CSTNode | None) -> str:
+    """Short source text of a node, for messages."""
+    return _render(node)
+
+
+class _Flow:
+    MAX_DEPTH = 40
+    MAX_NESTING = 60
+
+    def __init__(self, facts: Facts, connected: frozenset[str]) -> None:
+        self.f = facts
+        self.connected = connected
+        self.active: set[tuple[int, int]] = set()
+        self.memo: dict[tuple[int, int], Flow] = {}
+        self.frames: dict[int, Frame] = {}
+        self.steps = 0
+
+    def warm_up(self, scope: Scope, order: int) -> None:
+        """Evaluate the function's earlier bindings first, in document order, so that a long chain of
+        rebindings (`h = h + f(h)` a hundred times) is followed one memoised step at a time."""
+        frame = self.frame_for(scope, 0)
+        earlier = [b for b in self.f.bindings if b.scope is scope and b.order < order]
+        if len(earlier) < self.MAX_NESTING // 2:
+            return
+        for binding in earlier[-2000:]:
+            self.binding(binding, frame)
+
+    def frame_for(self, scope: Scope, depth: int) -> Frame:
+        """One argument-free frame per function, so results computed in it can be reused."""
+        frame = self.frames.get(id(scope))
+        if frame is None:
+            frame = self.frames[id(scope)] = Frame(scope, depth=depth)
+        return frame
+
+    # ----- names
+    def name(self, name: str, frame: Frame, order: int) -> Flow:
+        if name in frame.fixed:
+            return frame.fixed[name]
+        if frame.depth == 0 and name in self.connected:
+            return CONNECTED
+        binding = self.f.binding_before(name, frame.scope, order)
+        if binding is None:
+            if name in frame.args and self.f.is_param(name.split(".")[0], frame.scope):
+                expr, caller, at = frame.args[name]
+                return self.expr(expr, caller, at)
+            if name.startswith("self."):
+                return UNKNOWN
+            if self.f.is_param(name.split(".")[0], frame.scope):
+                return NONE  # data handed in by the caller of the step
+            return NONE if name.split(".")[0] in self.f.imports.aliases else UNKNOWN
+        if binding.scope is not frame.scope:
+            frame = self.frame_for(binding.scope, frame.depth + 1)
+        return self.binding(binding, frame)
+
+    def binding(self, binding: Binding, frame: Frame) -> Flow:
+        key = (id(binding), id(frame))
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.active or frame.depth > self.MAX_DEPTH:
+            return UNKNOWN
+        self.steps += 1
+        if self.steps > 4000:
+            return UNKNOWN
+        if len(self.active) > self.MAX_NESTING:
+            return UNKNOWN  # a very long chain of rebindings: stay well inside Python's recursion limit
+        self.active.add(key)
+        try:
+            flow = self._binding(binding, frame)
+        finally:
+            self.active.discard(key)
+        if not frame.fixed:
+            self.memo[key] = flow
+        return flow
+
+    def _binding(self, binding: Binding, frame: Frame) -> Flow:
+        value = binding.value
+        if value is None:
+            loop_iter = self.f.loop_bindings.get(id(binding))
+            if loop_iter is not None:
+                return self.expr(loop_iter, frame, binding.order)
+            return UNKNOWN  # `with ... as name`
+        if binding.augmented:
+            before = self.name(binding.target, frame, binding.order)
+            return combine([before, self.expr(value, frame, binding.order)])
+        if binding.index is not None:
+            if isinstance(value, (cst.Tuple, cst.List)):
+                elements = value.elements
+                if binding.index < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                    return self.expr(elements[binding.index].value, frame, binding.order)
+            if isinstance(value, cst.Call):
+                helper = self._helper(value, frame)
+                if helper is not None:
+                    return self._returns(helper[0], helper[1], binding.index)
+        flow = self.expr(value, frame, binding.order)
+        if isinstance(value, (cst.List, cst.Tuple)):
+            flow = combine([flow, *self._appended(binding)])
+        return flow
+
+    def _appended(self, binding: Binding) -> list[Flow]:
+        """`xs = []` followed by `xs.append(value)` in the same function."""
+        flows = []
+        for site in self.f.calls_to(f"{binding.target}.append") + self.f.calls_to(f"{binding.target}.extend"):
+            if site.scope is binding.scope and site.order > binding.order:
+                item = arg_value(site.node, 0)
+                if item is not None:
+                    flows.append(self.expr(item, self.frame_for(site.scope, 1), site.order))
+        return flows
+
+    # ----- expressions
+    def expr(self, expr: cst.BaseExpression | None, frame: Frame, order: int) -> Flow:
+        if expr is None:
+            return NONE
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return NONE
+            return self.name(expr.value, frame, order)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, frame, order)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString, cst.Ellipsis)):
+            return NONE
+        if isinstance(expr, cst.BinaryOperation):
+            return combine([self.expr(expr.left, frame, order), self.expr(expr.right, frame, order)])
+        if isinstance(expr, cst.UnaryOperation):
+            inner = self.expr(expr.expression, frame, order)
+            if isinstance(expr.operator, cst.Not):
+                return self._cut(inner, expr, "`not`", expr.expression)
+            return inner
+        if isinstance(expr, cst.Comparison):
+            parts = [self.expr(expr.left, frame, order)]
+            parts += [self.expr(c.comparator, frame, order) for c in expr.comparisons]
+            flow = combine(parts)
+            return self._cut(flow, expr, f"the comparison `{render(expr)}`", expr.left)
+        if isinstance(expr, cst.BooleanOperation):
+            return combine([self.expr(expr.left, frame, order), self.expr(expr.right, frame, order)])
+        if isinstance(expr, cst.IfExp):
+            return combine([self.expr(expr.body, frame, order), self.expr(expr.orelse, frame, order)])
+        if isinstance(expr, cst.Subscript):
+            return self.expr(expr.value, frame, order)
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            return combine([self.expr(e.value, frame, order) for e in expr.elements])
+        if isinstance(expr, cst.Dict):
+            return combine([self.expr(e.value, frame, order) for e in expr.elements])
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._comprehension(expr.for_in, [expr.elt], frame, order)
+        if isinstance(expr, cst.DictComp):
+            return self._comprehension(expr.for_in, [expr.value], frame, order)
+        if isinstance(expr, cst.NamedExpr):
+            return self.expr(expr.value, frame, order)
+        if isinstance(expr, cst.Call):
+            return self.call(expr, frame, order)
+        return UNKNOWN
+
+    def _comprehension(self, for_in: cst.CompFor, elts: list[cst.BaseExpression], frame: Frame, order: int) -> Flow:
+        fixed = dict(frame.fixed)
+        current: cst.CompFor | None = for_in
+        iters = []
+        while current is not None:
+            flow = self.expr(current.iter, Frame(frame.scope, frame.args, fixed, frame.depth), order)
+            iters.append(flow)
+            for target in _names(current.target):
+                fixed[target] = flow
+            current = current.inner_for_in
+        inner = Frame(frame.scope, frame.args, fixed, frame.depth)
+        return combine([self.expr(e, inner, order) for e in elts])
+
+    def _attribute(self, expr: cst.Attribute, frame: Frame, order: int) -> Flow:
+        name = dotted(expr)
+        if expr.attr.value in NO_GRADIENT_ATTRIBUTES:
+            return NONE
+        if expr.attr.value in WEIGHT_ATTRIBUTES:
+            return CONNECTED
+        if name is not None:
+            if frame.depth == 0 and name in self.connected:
+                return CONNECTED
+            if self.f.resolve(expr) is not None:
+                return NONE  # a module constant: tf.float32, np.pi
+            if self.f.visible_bindings(name, frame.scope):
+                return self.name(name, frame, order)
+            if name.startswith("self."):
+                return UNKNOWN
+        return self.expr(expr.value, frame, order)
+
+    @staticmethod
+    def _cut(flow: Flow, node: cst.CSTNode, op: str, value: cst.CSTNode | None) -> Flow:
+        if flow.state == State.CONNECTED:
+            return Flow(State.CUT, node, op, value)
+        return flow
+
+    def _args(self, call: cst.Call, frame: Frame, order: int) -> Flow:
+        flows = []
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in INDEX_KEYWORDS:
+                continue
+            flows.append(self.expr(arg.value, frame, order))
+        return combine(flows)
+
+    # ----- calls
+    def call(self, call: cst.Call, frame: Frame, order: int) -> Flow:
+        f = self.f
+        func = call.func
+        if isinstance(func, cst.Call):
+            return CONNECTED  # `Dense(8)(x)`, `Model(...)(x)`: a layer with weights
+        qualified = f.resolve(func)
+        if qualified is not None and not self._shadowed(func, frame, order):
+            return self._library_call(call, qualified, frame, order)
+        name = dotted(func)
+        if isinstance(func, cst.Name) and name is not None:
+            return self._name_call(call, name, frame, order)
+        if isinstance(func, cst.Attribute):
+            return self._method_call(call, func, frame, order)
+        return UNKNOWN
+
+    def _shadowed(self, func: cst.BaseExpression, frame: Frame, order: int) -> bool:
+        head = (dotted(func) or "").split(".")[0]
+        return bool(head) and bool(self.f.visible_bindings(head, frame.scope)) or self.f.is_param(head, frame.scope)
+
+    def _library_call(self, call: cst.Call, qualified: str, frame: Frame, order: int) -> Flow:
+        if qualified in CUT_OPS:
+            first = arg_value(call, 0)
+            args = self._args(call, frame, order)
+            return self._cut(args, call, f"`{CUT_OPS[qualified]}`", first)
+        if qualified in NO_GRAD_OPS:
+            return NONE
+        if qualified in CAST_OPS:
+            dtype = integer_dtype(self.f, arg_value(call, 1, "dtype"))
+            first = arg_value(call, 0, "x")
+            flow = self.expr(first, frame, order)
+            if dtype is not None:
+                return self._cut(flow, call, f"`{qualified.replace('tensorflow.', 'tf.')}` to `{dtype}`", first)
+            return flow
+        if qualified.startswith(("numpy.", "math.", "scipy.", "pandas.")):
+            first = arg_value(call, 0)
+            return self._cut(self._args(call, frame, order), call, f"`{render(call.func)}`", first)
+        if qualified in ("tensorflow.Variable", "keras.Variable", "keras.backend.variable"):
+            return CONNECTED
+        if qualified.startswith(("tensorflow.", "keras.")):
+            if qualified.startswith(("keras.layers.", "keras.applications.", "keras.Sequential",
+                                     "keras.Model", "keras.models.")):
+                return NONE  # constructing an object; calling it is what carries weights
+            return self._args(call, frame, order)
+        return UNKNOWN
+
+    def _name_call(self, call: cst.Call, name: str, frame: Frame, order: int) -> Flow:
+        f = self.f
+        bound = f.visible_bindings(name, frame.scope) or f.is_param(name, frame.scope)
+        if not bound and name in frame.fixed:
+            bound = True
+        if not bound:
+            if name in BUILTIN_CUTS:
+                first = arg_value(call, 0)
+                return self._cut(self._args(call, frame, order), call, f"`{name}()`", first)
+            if name in BUILTIN_COMBINE:
+                return self._args(call, frame, order)
+            if name in BUILTIN_NONE:
+                return NONE
+            if name in f.functions:
+                return self._returns(*self._enter(f.functions[name], call, frame, order))
+            if name in f.classes:
+                return NONE  # constructing an object
+            return UNKNOWN
+        binding = f.binding_before(name, frame.scope, order)
+        if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
+            qualified = f.resolve(binding.value.func)
+            if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
+                return self._args(call, frame, order)
+        if binding is not None and binding.index is None and binding.value is not None:
+            qualified = f.resolve(binding.value)
+            if qualified and qualified.startswith(("keras.losses.", "keras.metrics.", "tensorflow.")):
+                return self._args(call, frame, order)
+            alias = dotted(binding.value)
+            if alias in f.functions and not f.visible_bindings(alias, binding.scope):
+                return self._returns(*self._enter(f.functions[alias], call, frame, order))
+        return CONNECTED  # a model, a layer, or a callable we cannot see into
+
+    def _method_call(self, call: cst.Call, func: cst.Attribute, frame: Frame, order: int) -> Flow:
+        f = self.f
+        method = func.attr.value
+        receiver = func.value
+        if method in TENSOR_EXITS and not call.args:
+            return self._cut(self.expr(receiver, frame, order), call, f"`.{method}()`", receiver)
+        if method in PREDICT_METHODS:
+            return Flow(State.CUT, call, f"`{render(func)}()`", receiver)
+        if isinstance(receiver, cst.Name) and receiver.value == "self" and frame.scope.class_name:
+            cls = f.classes.get(frame.scope.class_name)
+            if method == "call":
+                return CONNECTED
+            if cls is not None and method in cls.methods:
+                return self._returns(*self._enter(cls.methods[method], call, frame, order))
+            if method in LOSS_METHODS:
+                return self._args(call, frame, order)
+        name = dotted(func)
+        if name is not None and f.visible_bindings(name, frame.scope):
+            binding = f.binding_before(name, frame.scope, order)
+            if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
+                qualified = f.resolve(binding.value.func)
+                if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
+                    return self._args(call, frame, order)
+            if binding is not None and binding.value is not None and binding.index is None:
+                qualified = f.resolve(binding.value)
+                if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
+                    return self._args(call, frame, order)
+            return CONNECTED
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            return CONNECTED  # `self.encoder(x)`: a sub-layer
+        base = self.expr(receiver, frame, order)
+        if base.state == State.CUT:
+            return base  # a method of a NumPy value
+        if base.state == State.CONNECTED:
+            return CONNECTED
+        return UNKNOWN
+
+    # ----- helpers of the module
+    def _helper(self, call: cst.Call, frame: Frame) -> tuple[Scope, Frame] | None:
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in self.f.functions and not (
+            self.f.visible_bindings(func.value, frame.scope) or self.f.is_param(func.value, frame.scope)
+        ):
+            return self.f.functions[func.value], frame
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+                and frame.scope.class_name):
+            cls = self.f.classes.get(frame.scope.class_name)
+            if cls is not None and func.attr.value in cls.methods:
+                return cls.methods[func.attr.value], frame
+        return None
+
+    def _enter(self, scope: Scope, call: cst.Call, frame: Frame, order: int) -> tuple[Scope, Frame]:
+        params = list(scope.params)
+        if scope.class_name is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        args: dict[str, tuple[cst.BaseExpression, Frame, int]] = {}
+        for param in params:
+            value = arg_value(call, params.index(param), param)
+            if value is not None:
+                args[param] = (value, frame, order)
+        return scope, Frame(scope, args, {}, frame.depth + 1)
+
+    def _returns(self, scope: Scope, frame: Frame, index: int | None = None) -> Flow:
+        if frame.depth > 12:
+            return UNKNOWN
+        if frame.scope is not scope:
+            frame = self.frame_for(scope, frame.depth + 1)
+        flows = []
+        for ret in self.f.returns_of(scope):
+            value = ret.value
+            if index is not None and isinstance(value, (cst.Tuple, cst.List)):
+                if index < len(value.elements):
+                    flows.append(self.expr(value.elements[index].value, frame, ret.order))
+                    continue
+            flows.append(self.expr(value, frame, ret.order))
+        if any(isinstance(node, (cst.Yield,)) for node in _walk(scope.node)):
+            return UNKNOWN
+        return combine(flows)
+
+
+def _names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found = []
+        for element in target.elements:
+            found.extend(_names(element.value))
+        return found
+    return []
+
+
+def _walk(node: cst.CSTNode | None):  # type: ignore[no-untyped-def]
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
+                  connected: frozenset[str] = frozenset()) -> Flow:
+    """The gradient state of `expr` read at `order` in `scope`. Names in `connected` (watched tensors,
+    the gradient's own sources) count as differentiable leaves."""
+    flow = _Flow(facts, connected)
+    try:
+        flow.warm_up(scope, order)
+        return flow.expr(expr, flow.frame_for(scope, 0), order)
+    except RecursionError:
+        return UNKNOWN
+
+
+def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = frozenset()) -> Flow:
+    flow = _Flow(facts, connected)
+    try:
+        flow.warm_up(binding.scope, binding.order)
+        return flow.binding(binding, flow.frame_for(binding.scope, 0))
+    except RecursionError:
+        return UNKNOWN
+
+
+def names_in(expr: cst.CSTNode | None) -> set[str]:
+    """Dotted names read by an expression (not attribute tails, not keyword names)."""
+    found: set[str] = set()
+    if expr is None:
+        return found
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Attribute):
+            name = dotted(node)
+            if name is not None:
+                found.add(name)
+                found.add(name.split(".")[0])
+                return
+            visit(node.value)
+            return
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+            return
+        if isinstance(node, cst.Arg):
+            visit(node.value)
+            return
+        if isinstance(node, cst.Lambda):
+            return
+        for child in node.children:
+            visit(child)
+
+    visit(expr)
+    return found
+
+
+def contains(tree: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    return any(current is node for current in _walk(tree))

@@ -1,0 +1,93 @@
+"""`tape.gradient` calls with their tape, target, sources and watched tensors, and what they feed.
+
+Built on `Facts`; shared by the tape rules (TL003-TL007) and anything else that asks "which tape
+computed these gradients" or "which variables are these gradients applied to".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.facts import Binding, CallSite, Facts, TapeBlock, arg_value
+from tapelint.analysis.dataflow import names_in
+from tapelint.analysis.names import dotted
+
+
+@dataclass(eq=False)
+class GradientCall:
+    site: CallSite
+    tape: TapeBlock
+    target: cst.BaseExpression | None
+    sources: cst.BaseExpression | None
+
+    @property
+    def method(self) -> str:
+        return self.site.method or "gradient"
+
+
+def tape_of(facts: Facts, site: CallSite) -> TapeBlock | None:
+    """The `with GradientTape() as name` block a gradient call refers to, in the same function
+    (or an enclosing one). None when the tape comes from elsewhere (a parameter, another function)."""
+    tape = facts.tape_for_call(site)
+    if tape is None:
+        return None
+    if tape.scope is not site.scope and not tape.scope.contains(site.scope):
+        return None
+    if site.receiver is not None and facts.is_param(site.receiver, site.scope):
+        return None
+    # A rebinding of the tape's name between the block and the call (`tape = other`) hides it.
+    binding = facts.binding_before(site.receiver or "", site.scope, site.order)
+    if binding is not None and binding.node is not tape.node:
+        return None
+    return tape
+
+
+def gradient_calls(facts: Facts) -> list[GradientCall]:
+    def compute() -> list[GradientCall]:
+        found = []
+        for site in facts.gradient_calls():
+            tape = tape_of(facts, site)
+            if tape is None:
+                continue
+            target = arg_value(site.node, 0, "target")
+            sources = arg_value(site.node, 1, "sources")
+            found.append(GradientCall(site, tape, target, sources))
+        return found
+
+    return facts.cached("tape_gradient_calls", compute)  # type: ignore[return-value]
+
+
+def watch_calls(facts: Facts, tape: TapeBlock, before: int | None = None) -> list[CallSite]:
+    """`tape.watch(...)` calls on this tape inside its block (and before `before`)."""
+    return [
+        c for c in facts.calls
+        if c.method == "watch" and c.receiver == tape.name and tape.encloses(c.order)
+        and (before is None or c.order < before)
+    ]
+
+
+def watched_names(facts: Facts, tape: TapeBlock, before: int | None = None) -> set[str]:
+    """Names the tape watches, including the names inside a watched list (`tape.watch([x, y])`,
+    `inputs = [x, y]; tape.watch(inputs)`)."""
+    names: set[str] = set()
+    for call in watch_calls(facts, tape, before):
+        for arg in call.node.args:
+            names |= names_in(arg.value)
+            for name in list(names_in(arg.value)):
+                binding = facts.binding_before(name, call.scope, call.order)
+                if binding is not None and binding.value is not None:
+                    names |= names_in(binding.value)
+    return names
+
+
+def is_inside(tape: TapeBlock, binding: Binding) -> bool:
+    return binding.scope is tape.scope and tape.encloses(binding.order)
+
+
+def weights_owner(expr: cst.BaseExpression | None) -> str | None:
+    """`model` for `model.trainable_variables` / `model.trainable_weights`."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("trainable_variables", "trainable_weights"):
+        return dotted(expr.value)
+    return None

@@ -1,0 +1,132 @@
+"""Which layers of a model behave differently in training and inference (Dropout, BatchNorm).
+
+Reads Sequential lists (and `.add`), functional graphs (from `outputs` back to the inputs), subclassed
+models (their `self.` layers), nested models and `keras.applications` families.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.facts import Facts, Scope, arg_value
+from tapelint.analysis.keras import (
+    ModelInfo,
+    application_has_batchnorm,
+    application_name,
+    expr_order,
+    layer_class,
+    model_reader,
+)
+from tapelint.analysis.names import dotted
+
+MODE_LAYERS = ("Dropout", "BatchNormalization", "GaussianNoise")
+
+
+def is_mode_layer(cls: str) -> bool:
+    return any(word in cls for word in MODE_LAYERS)
+
+
+class _ModeReader:
+    def __init__(self, facts: Facts) -> None:
+        self.f = facts
+        self.reader = model_reader(facts)
+        self.seen: set[int] = set()
+        self.budget = 400
+
+    def of_callee(self, func: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+        """Mode-dependent layers of the model or layer that `func(...)` calls."""
+        name = dotted(func)
+        if name is None:
+            return []
+        binding = self.f.binding_before(name, scope, order) if name != "self" else None
+        if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
+            cls = layer_class(self.f, binding.value)
+            if cls is not None:
+                return [cls] if is_mode_layer(cls) else []
+        info = self.reader.model_of(func, scope, order)
+        if info is None:
+            return []
+        return self.of_model(info, scope, order)
+
+    def of_model(self, info: ModelInfo, scope: Scope, order: int) -> list[str]:
+        if id(info.construction) in self.seen or self.budget <= 0:
+            return []
+        self.seen.add(id(info.construction))
+        found: list[str] = []
+        if info.application is not None and application_has_batchnorm(info.application):
+            found.append(f"BatchNormalization (in `{info.application}`)")
+        for cls, _call in info.layers:
+            if is_mode_layer(cls):
+                found.append(cls)
+        construction = info.construction
+        if info.kind == "sequential" and isinstance(construction, cst.Call):
+            layers = arg_value(construction, 0, "layers")
+            if isinstance(layers, (cst.List, cst.Tuple)):
+                for element in layers.elements:
+                    if not isinstance(element.value, cst.Call) or application_name(self.f, element.value):
+                        found += self._nested(element.value, scope, order)
+        elif info.kind == "functional" and isinstance(construction, cst.Call):
+            outputs = arg_value(construction, 1, "outputs")
+            at = expr_order(self.f, construction, order)
+            site = self.f.call_site(construction)
+            found += self._graph(outputs, site.scope if site else scope, at, 0)
+        elif info.kind == "subclass" and info.class_name is not None:
+            for binding in self.f.bindings:
+                if binding.scope.class_name == info.class_name and isinstance(binding.value, cst.Call):
+                    if application_name(self.f, binding.value) or (
+                        dotted(binding.value.func) in self.f.classes and binding.value.func is not None
+                    ):
+                        found += self._nested(binding.value, binding.scope, binding.order)
+        return _unique(found)
+
+    def _nested(self, expr: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+        info = self.reader.model_of(expr, scope, order)
+        return self.of_model(info, scope, order) if info is not None else []
+
+    def _graph(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int) -> list[str]:
+        """Walk a functional graph back from its outputs."""
+        self.budget -= 1
+        if expr is None or depth > 60 or self.budget <= 0:
+            return []
+        found: list[str] = []
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Call):
+                cls = layer_class(self.f, expr.func)
+                if cls is not None and is_mode_layer(cls):
+                    found.append(cls)
+                elif cls is None:
+                    found += self._nested(expr.func, scope, order)
+            elif dotted(expr.func) is not None:
+                found += self.of_callee(expr.func, scope, order)
+            for arg in expr.args:
+                found += self._graph(arg.value, scope, order, depth + 1)
+            return found
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                found += self._graph(element.value, scope, order, depth + 1)
+            return found
+        if isinstance(expr, cst.BinaryOperation):
+            return self._graph(expr.left, scope, order, depth + 1) + self._graph(expr.right, scope, order, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._graph(expr.value, scope, order, depth + 1)
+        if isinstance(expr, cst.Name):
+            binding = self.f.binding_before(expr.value, scope, order)
+            if binding is None or binding.value is None or id(binding) in self.seen:
+                return []
+            self.seen.add(id(binding))
+            return self._graph(binding.value, binding.scope, binding.order, depth + 1)
+        return []
+
+
+def _unique(items: list[str]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def mode_layers(facts: Facts, func: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+    """Dropout/BatchNorm-like layers inside what `func(...)` calls (a model or a layer), as far as the
+    file shows them. Empty when there are none or the model cannot be read."""
+    return _ModeReader(facts).of_callee(func, scope, order)
