@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tapelint.analysis.walk import child_nodes
+
 from tapelint.analysis.dataflow import names_in, render
 from tapelint.analysis.facts import Binding, CallSite, Facts
 from tapelint.analysis.gradients import GradientCall, gradient_calls, weights_owner
@@ -319,5 +321,5 @@ def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
         node = stack.pop()
         if isinstance(node, cst.Call):
             found.append(node)
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return found

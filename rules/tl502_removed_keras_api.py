@@ -17,6 +17,7 @@ _REMOVED_FUNCTIONS = {
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
+    "minimize": "compute the gradients with a `tf.GradientTape` and call `apply_gradients`",
 }
 
 
@@ -26,7 +27,7 @@ class RemovedKerasApi(Rule):
     Reports Keras APIs that training loops use and that Keras 3 (TensorFlow 2.16 and later) removed:
     `Metric.reset_states()` (now `reset_state()`), `optimizer.lr` (now `optimizer.learning_rate`),
     `Model.fit_generator/evaluate_generator/predict_generator` (now `fit`/`evaluate`/`predict`),
-    `optimizer.get_gradients/get_updates`, and `keras.backend.set_learning_phase`,
+    `optimizer.minimize`, `optimizer.get_gradients/get_updates`, and `keras.backend.set_learning_phase`,
     `learning_phase` and `get_session`.
 
     ## Why is this bad?
@@ -74,7 +75,7 @@ class RemovedKerasApi(Rule):
     message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("reset_states", ".lr", "_generator", "learning_phase", "get_session", "get_gradients",
+    triggers = ("reset_states", ".lr", "_generator", "learning_phase", "get_session", "get_gradients", "minimize",
                 "get_updates")
 
     def check(self) -> None:
@@ -132,6 +133,11 @@ acc = tf_keras.metrics.Mean()
 acc.reset_states()
 """, "Keras 2 code"),
         Valid("""
+import tensorflow as tf
+opt = tf.compat.v1.train.AdamOptimizer(1e-3)
+train_op = opt.minimize(loss)
+""", "near miss: TF1 optimizers still have minimize"),
+        Valid("""
 import argparse
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
@@ -171,6 +177,13 @@ print(model.optimizer.lr)
 import tensorflow as tf
 tf.keras.backend.set_learning_phase(1)
 """, message_contains="training=True"),
+        Invalid("""
+import tensorflow as tf
+w = tf.Variable(5.0)
+optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
+for _ in range(10):
+    optimizer.minimize(lambda: (w - 2.0) ** 2, var_list=[w])
+""", line=6, column=15, message_contains="apply_gradients"),
     ]
 
 

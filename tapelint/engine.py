@@ -210,7 +210,10 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     diagnostics: list[Diagnostic] = []
     reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
     if reports:
-        positions = wrapper.resolve(PositionProvider)
+        # One position pass per file, shared with rules that asked for positions already.
+        if "positions" not in shared:
+            shared["positions"] = wrapper.resolve(PositionProvider)
+        positions = shared["positions"]
         seen: set[tuple] = set()
         for rule, report in reports:
             rng = positions.get(report.node)

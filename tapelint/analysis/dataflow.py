@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tapelint.analysis.walk import child_nodes
+
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
 
@@ -528,7 +530,7 @@ def _walk(node: cst.CSTNode | None):  # type: ignore[no-untyped-def]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
@@ -575,7 +577,7 @@ def names_in(expr: cst.CSTNode | None) -> set[str]:
             return
         if isinstance(node, cst.Lambda):
             return
-        for child in node.children:
+        for child in child_nodes(node):
             visit(child)
 
     visit(expr)
