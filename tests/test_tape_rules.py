@@ -330,3 +330,24 @@ def test_gradient_in_a_comprehension_over_a_non_persistent_tape_is_reported():
                 losses = [tf.reduce_mean(outputs[:, i]) for i in range(2)]
             return [tape.gradient(loss, model.trainable_variables) for loss in losses]
     """) == ["TL005"]
+
+
+def test_tape_created_before_its_with_block_is_understood():
+    from tapelint import Config, lint_source
+
+    source = """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+tape = tf.GradientTape()
+with tape:
+    loss = tf.reduce_mean(model(tf.zeros((2, 3)), training=True))
+grads = tape.gradient(loss, model.trainable_variables)
+again = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+print(again)
+"""
+    codes = [d.code for d in lint_source(source, "t.py", Config())]
+    assert codes == ["TL005"]
+    persistent = source.replace("tf.GradientTape()", "tf.GradientTape(persistent=True)")
+    assert [d.code for d in lint_source(persistent, "t.py", Config())] == []

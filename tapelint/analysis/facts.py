@@ -278,12 +278,17 @@ class _Collector(cst.CSTVisitor):
         blocks: list[TapeBlock] = []
         for item in node.items:
             call = item.item
+            entered = None
             if not isinstance(call, cst.Call):
-                continue
+                # `tape = tf.GradientTape(persistent=True)` ... `with tape:`
+                entered = dotted(call)
+                call = self._tape_bound_to(entered) if entered else None
+                if call is None:
+                    continue
             qualified = self.f.imports.resolve(call.func)
             if qualified not in TAPE_CLASSES:
                 continue
-            name = None
+            name = entered
             if item.asname is not None:
                 name = dotted(item.asname.name)
                 if isinstance(item.asname.name, cst.Name):
@@ -301,13 +306,23 @@ class _Collector(cst.CSTVisitor):
             )
             blocks.append(block)
             self.f.tapes.append(block)
-            if name is not None:
+            if name is not None and item.asname is not None:
                 self.f.bindings.append(
                     Binding(name, call, None, self.scope, self.order, node, item.asname.name, self.loop_depth[-1])
                 )
         if blocks:
             self.open_withs[id(node)] = blocks
             self.tapes.extend(blocks)
+
+    def _tape_bound_to(self, name: str) -> cst.Call | None:
+        scopes = list(self.scope.chain())
+        for binding in reversed(self.f.bindings):
+            if binding.target == name and binding.index is None and any(binding.scope is s for s in scopes):
+                value = binding.value
+                if isinstance(value, cst.Call) and self.f.imports.resolve(value.func) in TAPE_CLASSES:
+                    return value
+                return None
+        return None
 
     def leave_With(self, original_node: cst.With) -> None:
         blocks = self.open_withs.pop(id(original_node), None)

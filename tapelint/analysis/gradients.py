@@ -39,7 +39,7 @@ def tape_of(facts: Facts, site: CallSite) -> TapeBlock | None:
         return None
     # A rebinding of the tape's name between the block and the call (`tape = other`) hides it.
     binding = facts.binding_before(site.receiver or "", site.scope, site.order)
-    if binding is not None and binding.node is not tape.node:
+    if binding is not None and binding.node is not tape.node and binding.value is not tape.call:
         return None
     return tape
 
