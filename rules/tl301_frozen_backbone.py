@@ -152,20 +152,42 @@ class FrozenBackbone(Rule):
 
     @staticmethod
     def _after_optimizer_use(facts: Facts, binding: Binding) -> str | None:
+        """Why the change comes too late, or None. It is too late when an optimizer that already ran
+        (or a `compile()`) is used again after the change: a fresh optimizer or a new `compile()`
+        afterwards picks up the new variable list."""
+        before: dict[str, str] = {}
+        after: set[str] = set()
         for site in facts.calls:
-            if site.scope is not binding.scope or site.order >= binding.order:
+            if site.scope is not binding.scope:
                 continue
-            if site.method == "compile" and keyword_arg(site.node, "optimizer") is not None or (
-                site.method == "compile" and arg_value(site.node, 0) is not None
-            ):
-                return "`compile()`"
+            uses: list[tuple[str, str]] = []
+            if site.method == "compile" and (keyword_arg(site.node, "optimizer") is not None
+                                             or arg_value(site.node, 0) is not None):
+                uses.append(("<compile>", "`compile()`"))
+            elif site.method in ("fit", "train_on_batch") and site.receiver is not None:
+                uses.append(("<compile>", f"`{site.receiver}.{site.method}()`"))
             if site.method in APPLY_METHODS and site.receiver is not None:
-                return f"`{site.receiver}.{site.method}()`"
+                uses.append((site.receiver, f"`{site.receiver}.{site.method}()`"))
             callee = facts.functions.get(site.func or "")
-            if callee is not None and any(
-                c.method in APPLY_METHODS and callee.contains(c.scope) for c in facts.calls
-            ):
-                return f"training with `{site.func}()`"
+            if callee is not None:
+                for inner in facts.calls:
+                    if inner.method in APPLY_METHODS and inner.receiver and callee.contains(inner.scope):
+                        key = inner.receiver
+                        root = key.split(".")[0]
+                        if root in callee.params:  # the optimizer comes in as an argument
+                            passed = dotted(facts.argument_for_param(site.node, callee, root))
+                            key = passed + key[len(root):] if passed else f"<argument of {site.func}>"
+                        uses.append((key, f"training with `{site.func}()`"))
+            for key, text in uses:
+                if site.order < binding.order:
+                    before.setdefault(key, text)
+                else:
+                    after.add(key)
+            if site.order > binding.order and site.method == "compile":
+                before.pop("<compile>", None)  # recompiled after the change: Keras rebuilds the step
+        for key, text in before.items():
+            if key in after:
+                return text
         return None
 
     VALID = [
@@ -180,6 +202,28 @@ model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_log
 model.fit(tf.zeros((2, 96, 96, 3)), tf.zeros((2, 1)))
 """,
             "fit-based transfer learning: no custom loop",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.MobileNetV2(include_top=False, weights=None, input_shape=(96, 96, 3))
+head = tf.keras.layers.Dense(1)
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+def train(opt, variables_of, steps):
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(head(tf.reduce_mean(base(tf.zeros((1, 96, 96, 3)), training=False), axis=[1, 2])))
+        variables = variables_of()
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+train(optimizer, lambda: head.trainable_variables, 10)
+base.trainable = True
+fine_tune_optimizer = tf.keras.optimizers.Adam(1e-5)
+train(fine_tune_optimizer, lambda: head.trainable_variables + base.trainable_variables, 10)
+""",
+            "near miss: unfreezing for fine-tuning with a fresh optimizer",
         ),
         Valid(
             """
