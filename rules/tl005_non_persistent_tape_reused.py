@@ -66,7 +66,7 @@ class NonPersistentTapeReused(Rule):
     severity = Severity.ERROR
     triggers = ("GradientTape",)
     fixable = True
-    probe = ""
+    probe = "Confirmed when the script stops with the RuntimeError at this call; refuted when the call runs twice without one (a new tape each time)."
 
     def check(self) -> None:
         facts = self.facts

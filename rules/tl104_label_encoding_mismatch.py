@@ -86,7 +86,7 @@ class LabelEncodingMismatch(Rule):
     severity = Severity.ERROR
     fixable = True
     triggers = ("ategorical", "cross_entropy_with_logits")
-    probe = "Compares the label tensor's shape with the prediction's shape on one batch."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

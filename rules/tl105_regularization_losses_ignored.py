@@ -73,7 +73,7 @@ class RegularizationLossesIgnored(Rule):
     message = "The loss given to `{tape}.gradient` never adds `{model}.losses`: {what} is ignored in this loop"
     severity = Severity.WARNING
     triggers = ("regularizer", "add_loss", "ActivityRegularization")
-    probe = "Checks that `model.losses` is non-empty and that the step's loss changes when they change."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

@@ -64,7 +64,7 @@ class SoftmaxOnSingleUnit(Rule):
     severity = Severity.ERROR
     fixable = True
     triggers = ("softmax", "Softmax")
-    probe = "Confirmed when every prediction equals 1.0 on one batch."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

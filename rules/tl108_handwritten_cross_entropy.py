@@ -76,7 +76,7 @@ class HandwrittenCrossEntropy(Rule):
     message = "Hand-written cross-entropy on {what} ({source}): saturation gives `log(0)` (NaN), or zero gradient with an epsilon or clip; use `{use}` on the logits"
     severity = Severity.WARNING
     triggers = ("log",)
-    probe = "Shows NaN or exactly-zero gradients once the predictions saturate."
+    probe = "Confirmed when the probed steps show NaN (TL803) or exactly-zero (TL802) gradients."
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)

@@ -76,7 +76,7 @@ class OptimizerCreatedInLoop(Rule):
     message = "`{cls}` is created {where}: a new optimizer on every step loses its state (moments, step count), and inside `tf.function` it fails on the second call"
     severity = Severity.ERROR
     triggers = ("GradientTape", "apply_gradients", "minimize")
-    probe = "Confirmed when the optimizer's `iterations` is still 1 after two steps."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

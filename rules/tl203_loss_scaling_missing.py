@@ -66,7 +66,7 @@ class LossScalingMissing(Rule):
     message = "`{tape}.gradient` runs under the `mixed_float16` policy (line {line}) but the loss is never scaled: {why}"
     severity = Severity.ERROR
     triggers = ("float16",)
-    probe = "Counts the share of exactly-zero float16 gradients and compares the gradient norm with the loss scale."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

@@ -140,7 +140,7 @@ class TrainingFlagMissing(Rule):
     severity = Severity.WARNING
     triggers = ("GradientTape",)
     fixable = True
-    probe = "Compares the outputs of one batch with training=True and without the flag."
+    probe = "Confirmed by TL812 (the model with Dropout or BatchNorm ran inside the tape without `training=True`); refuted when the called model has neither."
 
     def check(self) -> None:
         facts = self.facts

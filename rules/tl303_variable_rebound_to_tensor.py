@@ -100,7 +100,7 @@ class VariableReboundToTensor(Rule):
     severity = Severity.ERROR
     triggers = ("Variable", "add_weight")
     fixable = True
-    probe = "Confirmed when the name holds a tf.Tensor, not a tf.Variable, after one step."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

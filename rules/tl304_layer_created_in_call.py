@@ -87,7 +87,7 @@ class LayerCreatedInCall(Rule):
     message = "`{what}` is created {where}: every step gets new, randomly initialised weights that no optimizer trains"
     severity = Severity.ERROR
     triggers = ("GradientTape", "def call", "def __call__", "apply_gradients")
-    probe = "Confirmed when the variables used by two consecutive steps are not the same objects."
+    probe = ""
 
     def check(self) -> None:
         facts = self.facts

@@ -71,7 +71,7 @@ class RemovedOptimizerArgument(Rule):
     severity = Severity.ERROR
     fixable = True
     triggers = ("lr", "decay")
-    probe = "Reads `optimizer.learning_rate` after construction and reports the value actually used."
+    probe = "Confirmed when the script stops with the ValueError on this line, or shows the learning rate the optimizer really runs with."
 
     def check(self) -> None:
         if self.context.keras_version == 2:
