@@ -77,7 +77,7 @@ class ManualSoftmaxBeforeLoss(Rule):
     name = "manual-softmax-before-loss"
     message = "`{activation}` output is fed to `{loss}` in an eager loop: once it saturates the clipped loss gives exactly zero gradient; pass the logits with `from_logits=True`"
     severity = Severity.WARNING
-    triggers = ("softmax", "sigmoid")
+    triggers = (("softmax", "GradientTape"), ("sigmoid", "GradientTape"))
     probe = "Confirmed when the step's gradients are exactly zero while the predictions are saturated at 1.0 (TL811)."
 
     def check(self) -> None:

@@ -75,7 +75,7 @@ class HandwrittenCrossEntropy(Rule):
     name = "handwritten-cross-entropy"
     message = "Hand-written cross-entropy on {what} ({source}): saturation gives `log(0)` (NaN), or zero gradient with an epsilon or clip; use `{use}` on the logits"
     severity = Severity.WARNING
-    triggers = ("log",)
+    triggers = (("log", "softmax"), ("log", "sigmoid"))
     probe = "Confirmed when the probed steps show NaN (TL803) or exactly-zero (TL802) gradients."
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]

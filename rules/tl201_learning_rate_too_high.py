@@ -86,7 +86,7 @@ class LearningRateTooHigh(Rule):
     message = "Learning rate {value:g} is high for {cls} (limit {limit:g}): one step can saturate a softmax or kill ReLU units, after which gradients are zero"
     severity = Severity.WARNING
     confidence = Confidence.INFERRED
-    triggers = ("optimizers", "Adam", "SGD", "RMSprop", "Adagrad", "Nadam", "Adamax", "Ftrl", "Lion", "Lamb")
+    triggers = ("optimizers",)
     options = {
         "adaptive-max": Option(0.005, float, "Limit for Adam, AdamW, Adamax, Nadam, RMSprop, Lamb, Lion."),
         "accumulating-max": Option(0.1, float, "Limit for Adagrad and Ftrl."),

@@ -65,7 +65,7 @@ class LossScalingMissing(Rule):
     name = "loss-scaling-missing"
     message = "`{tape}.gradient` runs under the `mixed_float16` policy (line {line}) but the loss is never scaled: {why}"
     severity = Severity.ERROR
-    triggers = ("float16",)
+    triggers = (("float16", "GradientTape"),)
     probe = ""
 
     def check(self) -> None:

@@ -86,7 +86,7 @@ class LayerCreatedInCall(Rule):
     name = "layer-created-in-call"
     message = "`{what}` is created {where}: every step gets new, randomly initialised weights that no optimizer trains"
     severity = Severity.ERROR
-    triggers = ("GradientTape", "def call", "def __call__", "apply_gradients")
+    triggers = (("def call", "layers"), ("def call", "Variable"), ("def __call__", "layers"), ("def __call__", "Variable"), "GradientTape", "apply_gradients")
     probe = ""
 
     def check(self) -> None:

@@ -70,7 +70,7 @@ class RemovedOptimizerArgument(Rule):
     message = "`{arg}=` on `{cls}` {effect}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("lr", "decay")
+    triggers = (("lr", "optimizers"), ("decay", "optimizers"))
     probe = "Confirmed when the script stops with the ValueError on this line, or shows the learning rate the optimizer really runs with."
 
     def check(self) -> None:

@@ -99,8 +99,9 @@ class Rule(cst.BatchableCSTVisitor):
     severity: ClassVar[Severity] = Severity.WARNING
     confidence: ClassVar[Confidence] = Confidence.HIGH
     default_enabled: ClassVar[bool] = True
-    # The static pass only parses a file when one of these words occurs in it (a cheap text test).
-    triggers: ClassVar[tuple[str, ...]] = ("tensorflow", "keras")
+    # The rule runs on a file only when one of these occurs in its text (a cheap test before any
+    # parsing): a word, or a tuple of words that must all occur.
+    triggers: ClassVar[tuple[str | tuple[str, ...], ...]] = ("tensorflow", "keras")
     options: ClassVar[Mapping[str, Option]] = {}
     fixable: ClassVar[bool] = False
     # Runtime-only findings (TL8xx) are reported by the probe; the static pass never runs them.
@@ -190,4 +191,12 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        return not cls.runtime_only and any(word in source for word in cls.triggers)
+        if cls.runtime_only:
+            return False
+        for trigger in cls.triggers:
+            if isinstance(trigger, str):
+                if trigger in source:
+                    return True
+            elif all(word in source for word in trigger):
+                return True
+        return False
