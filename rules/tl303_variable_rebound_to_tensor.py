@@ -98,7 +98,7 @@ class VariableReboundToTensor(Rule):
     name = "variable-rebound-to-tensor"
     message = "`{name}` was a `tf.Variable` (line {line}), but `{text}` rebinds it to a new tensor: the variable is never updated and the gradient of `{name}` is None from the next step on; use `{name}.{method}(...)`"
     severity = Severity.ERROR
-    triggers = ("Variable", "add_weight")
+    triggers = (("Variable", "grad"), ("add_weight", "grad"))
     fixable = True
     probe = ""
 
