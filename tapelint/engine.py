@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -29,6 +29,8 @@ class Suppressions:
     file_all: bool
     file_codes: frozenset[str]
     lines: dict[int, frozenset[str] | None]  # None = bare noqa
+    # line -> (column where the `noqa` directive starts, its end column, the directive's text)
+    directives: dict[int, tuple[int, int, str]] = field(default_factory=dict)
 
     def suppresses(self, diagnostic: Diagnostic) -> bool:
         keys = {diagnostic.code.upper(), diagnostic.name.upper()}
@@ -52,14 +54,15 @@ def parse_suppressions(source: str) -> Suppressions:
     if "noqa" not in source.lower():
         return Suppressions(False, frozenset(), {})
     lines: dict[int, frozenset[str] | None] = {}
+    directives: dict[int, tuple[int, int, str]] = {}
     file_all = False
     file_codes: set[str] = set()
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         tokens = []
-    comments = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
-    for line, comment in comments:
+    comments = [(tok.start[0], tok.start[1], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    for line, column, comment in comments:
         file_match = _FILE_NOQA.search(comment)
         if file_match:
             codes = _codes(file_match.group("codes"))
@@ -71,7 +74,52 @@ def parse_suppressions(source: str) -> Suppressions:
         match = _NOQA.search(comment)
         if match:
             lines[line] = _codes(match.group("codes"))
-    return Suppressions(file_all, frozenset(file_codes), lines)
+            directives[line] = (column + match.start(), column + match.end(), match.group(0))
+    return Suppressions(file_all, frozenset(file_codes), lines, directives)
+
+
+UNUSED_NOQA = ("TL900", "unused-noqa")
+
+
+def unused_suppressions(path: str, source: str, suppressions: Suppressions, found: list[Diagnostic],
+                        checked: dict[str, str]) -> list[Diagnostic]:
+    """`# noqa` directives (or their TL codes) that suppressed nothing. `checked` maps the codes and
+    names of the rules that ran on this file to their codes; codes of other tools are left alone."""
+    lines = source.splitlines()
+    unused_found: list[Diagnostic] = []
+    for line, codes in sorted(suppressions.lines.items()):
+        start, end, text = suppressions.directives[line]
+        here = [d for d in found if line in (d.line, d.end_line)]
+        if codes is None:
+            if here:
+                continue
+            unused, keep = ["`# noqa`"], []
+        else:
+            ours = {c: checked[c] for c in codes if c in checked}
+            used = {checked[k] for d in here for k in (d.code.upper(), d.name.upper()) if k in checked}
+            unused = sorted(c for c, code in ours.items() if code not in used)
+            if not unused:
+                continue
+            keep = sorted(c for c in codes if c not in unused)
+        row = lines[line - 1] if line - 1 < len(lines) else ""
+        if keep:
+            replacement, title = f"# noqa: {', '.join(keep)}", "Remove the unused codes"
+            edit = TextEdit(line, start, line, end, replacement)
+        else:
+            # Drop the directive (it starts with `#`) and the spaces before it; text after it stays a
+            # comment.
+            if row[end:].strip():
+                edit = TextEdit(line, start, line, end, "#")
+            else:
+                cut = len(row[:start].rstrip())
+                edit = TextEdit(line, cut, line, len(row), "")
+            title = "Remove the unused `noqa`"
+        what = ", ".join(unused)
+        message = (f"Unused {what}: nothing is reported on this line" if codes is None
+                   else f"Unused `noqa` for {what}: no such finding on this line")
+        unused_found.append(Diagnostic(path, line, start, line, end, *UNUSED_NOQA, message, Severity.WARNING,
+                                       fix=Fix(title, (edit,), True)))
+    return unused_found
 
 
 def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
@@ -231,10 +279,22 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     for rule in instances:
         if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
             diagnostics.append(_internal_error(path, rule))
-    if diagnostics:
+    report_unused = any(r.code == UNUSED_NOQA[0] for r in applicable)
+    if diagnostics or report_unused:
         suppressions = parse_suppressions(source)
+        found = diagnostics
         diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
+        if report_unused and suppressions.lines:
+            # A rule skipped by its trigger words ran in effect: it cannot report anything there.
+            checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
+            extra = unused_suppressions(path, source, suppressions, found, checked)
+            diagnostics += [d for d in extra if not _suppressed_by_file(suppressions, d)]
     return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> bool:
+    keys = {diagnostic.code, diagnostic.name.upper()}
+    return suppressions.file_all or bool(keys & suppressions.file_codes)
 
 
 __all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]

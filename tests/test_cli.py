@@ -310,3 +310,14 @@ def test_force_exclude_applies_exclude_to_named_files(project):
     (project / "pyproject.toml").write_text('[tool.tapelint]\nextend-exclude = ["train.py"]\n')
     assert run("train.py", cwd=project).returncode == 1  # named explicitly: linted
     assert run("--force-exclude", "train.py", cwd=project).returncode == 0
+
+
+def test_unused_noqa_is_reported_when_selected_and_fixed_away(project):
+    text = CLEAN.replace("learning_rate=0.001)", "learning_rate=0.001)  # noqa: TL501")
+    (project / "clean.py").write_text(text)
+    assert run("clean.py", cwd=project).returncode == 0  # off by default
+    result = run("--extend-select", "TL900", "clean.py", cwd=project)
+    assert result.returncode == 1 and "TL900 Unused `noqa` for TL501" in out(result)
+    fixed = run("--extend-select", "TL900", "--fix", "clean.py", cwd=project)
+    assert fixed.returncode == 0, out(fixed)
+    assert (project / "clean.py").read_text() == CLEAN
