@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis.constants import number
 from tapelint.analysis.facts import arg_value
 from tapelint.analysis.keras import learning_rate, trains_a_model
-from tapelint.analysis.optimizers import optimizer_creations
+from tapelint.analysis.optimizers import optimizer_creations, steps_only_plain_variables
 from tapelint.analysis.walk import contains
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Option, Rule, Valid
@@ -54,6 +54,9 @@ class LearningRateTooHigh(Rule):
     ## Known problems
     Only files that build or train a network (Keras layers or models, a `GradientTape`, `fit`) are
     checked, so optimizer unit tests that step a bare variable with `learning_rate=1.0` stay silent.
+    An optimizer whose every update steps a bare `tf.Variable` of this file (the image in neural
+    style transfer, a latent code being searched) is not judged: the limits are for network weights,
+    and pixel-valued inputs are routinely stepped with learning rates of 1-100.
     A learning rate is only "too high" relative to the model, the loss scale and the batch; large-batch
     training with warm-up legitimately uses larger values (set the options). Learning rates computed
     at run time (command-line arguments, config files) are not read. Schedules are judged by their
@@ -105,6 +108,8 @@ class LearningRateTooHigh(Rule):
             limit = self._limit(creation)
             if limit is None or lr.value <= limit:
                 continue
+            if steps_only_plain_variables(self.facts, creation):
+                continue  # it optimises an input (an image, a latent), not a network's weights
             node = lr.node if lr.node is not None and _inside(creation.node, lr.node) else creation.node
             cls = creation.cls
             if cls == "SGD" and self._momentum(creation) > 0:
@@ -147,6 +152,17 @@ import tensorflow as tf
 for lr in [1e-1, 1e-2, 1e-3]:
     opt = tf.keras.optimizers.Adam(learning_rate=lr)
 """, "a sweep: the value is not one constant"),
+        Valid("""
+import tensorflow as tf
+
+extractor = tf.keras.applications.VGG16(include_top=False, weights=None)
+picture = tf.Variable(tf.random.uniform((1, 64, 64, 3), 0.0, 255.0))
+stepper = tf.keras.optimizers.SGD(learning_rate=50.0)
+for _ in range(100):
+    with tf.GradientTape() as tape:
+        score = -tf.reduce_mean(extractor(picture, training=False))
+    stepper.apply_gradients([(tape.gradient(score, picture), picture)])
+""", "near miss: gradient descent on an input image, not on weights"),
     ]
     INVALID = [
         Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01)\n"

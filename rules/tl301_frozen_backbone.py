@@ -13,6 +13,7 @@ from tapelint.analysis.keras import (
     model_reader,
 )
 from tapelint.analysis.names import dotted
+from tapelint.analysis.optimizers import optimizer_creations
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -24,7 +25,8 @@ class FrozenBackbone(Rule):
     model) set `trainable = False` in a file that trains with a custom `GradientTape` loop. It is
     information by default, and a warning when:
     - the frozen model contains BatchNormalization (a BatchNorm `keras.applications` family, or layers
-      you can see) and is called with `training=True` or without `training=False`;
+      you can see), is unfrozen later in the file (fine-tuning), and is called with `training=True` or
+      without `training=False`;
     - `trainable` changes after the optimizer was used or `compile()` ran;
     - nothing trainable is left: the frozen model's own `trainable_variables` are what the tape
       differentiates.
@@ -33,9 +35,11 @@ class FrozenBackbone(Rule):
     ## Why is this bad?
     Freezing is often right (transfer learning), but it is also the most common reason why "the
     gradients are None/zero" for most of a model: a frozen model's weights never get a gradient, and in
-    a custom loop nothing tells you how little is left to train. With BatchNorm, `training=True` (or no
-    flag inside a tape) makes the frozen layers normalise with batch statistics, which destroys the
-    pretrained features; the Keras guide requires `base_model(inputs, training=False)`. Changing
+    a custom loop nothing tells you how little is left to train. While the model is frozen its
+    BatchNorm layers run in inference mode whatever `training` says (TF 2.0 and later, Keras 3), but
+    once it is unfrozen for fine-tuning, `training=True` (or no flag inside `fit`) makes them normalise
+    with batch statistics and update their moving averages, which destroys the pretrained features; the
+    Keras guide requires `base_model(inputs, training=False)` for that reason. Changing
     `trainable` after the optimizer has been built changes the variable list under it: Keras 3 raises
     `Unknown variable`, TF 2.11-2.15 raise `KeyError`, and `compile()`d models ignore the change.
 
@@ -43,7 +47,7 @@ class FrozenBackbone(Rule):
     ```python
     base = tf.keras.applications.ResNet50(include_top=False, weights="imagenet")
     base.trainable = False
-    x = base(inputs)  # BatchNorm runs in training mode inside the tape
+    x = base(inputs)  # BatchNorm runs in training mode once `base` is unfrozen to fine-tune
     ```
 
     ## Use instead
@@ -54,8 +58,12 @@ class FrozenBackbone(Rule):
     ```
 
     ## Known problems
-    Freezing individual layers in a loop (`for layer in base.layers[:-4]: layer.trainable = False`) is
-    fine-tuning practice and is not reported. Whether a model contains BatchNorm is known only for
+    A frozen model that only `compile()`/`fit()` trains (neither it nor a model built on it is used
+    in a function with a tape) is not reported, even when the same file has a custom loop for another
+    model (self-supervised pre-training, then a linear probe with `fit`); nor is a file that trains
+    nothing (input gradients for saliency or adversarial examples). Freezing individual layers in a
+    loop (`for layer in base.layers[:-4]: layer.trainable = False`) is fine-tuning practice and is not
+    reported. Whether a model contains BatchNorm is known only for
     `keras.applications` families and layers built in this file.
 
     ## Options
@@ -66,6 +74,8 @@ class FrozenBackbone(Rule):
 
     ## References
     - https://keras.io/guides/transfer_learning/ (training=False for frozen BatchNorm; compile after changing trainable)
+    - Measured on TF 2.21 / Keras 3.15: a frozen model's BatchNormalization called with `training=True`
+      returns exactly its inference output and leaves its moving mean unchanged
     - https://github.com/keras-team/keras/issues/9214 (BatchNorm in a frozen backbone)
     - https://github.com/keras-team/keras/issues/20285
     - https://github.com/yzhao062/pyod/issues/459 (optimizer built with another variable set)
@@ -107,6 +117,8 @@ class FrozenBackbone(Rule):
                 continue
             if value is not False:
                 continue
+            if not late and not _in_custom_loop(facts, holder):
+                continue  # trained with compile()/fit() only: the tape in this file trains something else
             self._report_freeze(facts, binding, holder, model, late)
 
     def _report_freeze(self, facts: Facts, binding: Binding, holder: str, model: ModelInfo, late: str | None) -> None:
@@ -119,17 +131,17 @@ class FrozenBackbone(Rule):
         if nothing_left:
             reasons.append("nothing trainable is left: the tape differentiates its own `trainable_variables`")
             severity = Severity.WARNING
-        bn_call = self._batchnorm_call(facts, holder, model)
+        bn_call = self._batchnorm_call(facts, holder, model) if _unfrozen_later(facts, binding, holder) else None
         if bn_call:
-            reasons.append(f"it contains BatchNormalization and is called {bn_call}, so BatchNorm uses batch "
-                           "statistics; call it with `training=False`")
+            reasons.append(f"it contains BatchNormalization and is called {bn_call}, so once it is unfrozen "
+                           "to fine-tune, BatchNorm uses batch statistics; call it with `training=False`")
             severity = Severity.WARNING
         if late:
             reasons.append(f"`trainable` changes after {late}, under an optimizer built for the old variable list")
             severity = Severity.WARNING
         if not reasons:
             head = _head_layer_count(facts, holder)
-            if head is not None:
+            if head:  # 0: a feature extractor cut from the backbone; the learning happens elsewhere
                 reasons.append(f"only the {head} weighted layer{'s' if head != 1 else ''} after it can learn")
         detail = "; " + "; ".join(reasons) if reasons else ""
         self.report(binding.target_node, holder=holder, what=what, detail=detail, severity=severity,
@@ -238,6 +250,30 @@ with tf.GradientTape() as tape:
 """,
             "near miss: fine-tuning the last layers, layer by layer",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+trunk_in = tf.keras.Input((3,))
+trunk = tf.keras.Model(trunk_in, tf.keras.layers.Dense(8)(tf.keras.layers.Dense(16, activation="relu")(trunk_in)))
+pretrain_opt = tf.keras.optimizers.Adam(1e-3)
+
+def pretrain_step(view_a, view_b):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(trunk(view_a, training=True) - trunk(view_b, training=True)))
+    grads = tape.gradient(loss, trunk.trainable_variables)
+    pretrain_opt.apply_gradients(zip(grads, trunk.trainable_variables))
+
+pretrain_step(tf.zeros((4, 3)), tf.ones((4, 3)))
+features = tf.keras.Model(trunk.inputs, trunk.layers[0].output)
+features.trainable = False
+probe_in = tf.keras.Input((3,))
+probe = tf.keras.Model(probe_in, tf.keras.layers.Dense(2)(features(probe_in, training=False)))
+probe.compile(optimizer="adam", loss="mse")
+probe.fit(tf.zeros((4, 3)), tf.zeros((4, 2)))
+""",
+            "near miss: a custom pre-training loop, then a linear probe on the frozen trunk trained by fit",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -269,12 +305,18 @@ base.trainable = False
 head = tf.keras.layers.Dense(10)
 optimizer = tf.keras.optimizers.Adam(1e-3)
 
-def train_step(x, y):
+def train_step(x, y, opt, variables):
     with tf.GradientTape() as tape:
         features = tf.reduce_mean(base(x), axis=[1, 2])
         loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, head(features), from_logits=True))
-    grads = tape.gradient(loss, head.trainable_variables)
-    optimizer.apply_gradients(zip(grads, head.trainable_variables))
+    grads = tape.gradient(loss, variables)
+    opt.apply_gradients(zip(grads, variables))
+
+x, y = tf.zeros((2, 64, 64, 3)), tf.zeros((2,), tf.int32)
+train_step(x, y, optimizer, head.trainable_variables)
+base.trainable = True
+fine_tune = tf.keras.optimizers.Adam(1e-5)
+train_step(x, y, fine_tune, head.trainable_variables + base.trainable_variables)
 """,
             message_contains="BatchNormalization",
         ),
@@ -316,6 +358,63 @@ train(10)
             message_contains="changes after training with `train()`",
         ),
     ]
+
+
+def _unfrozen_later(facts: Facts, freeze: Binding, holder: str) -> bool:
+    """Is `holder.trainable = True` set after this freeze (fine-tuning)? Until then a frozen
+    BatchNormalization runs in inference mode whatever `training` says."""
+    return any(
+        b.order > freeze.order and not b.augmented and boolean(b.value) is True
+        for b in facts.bindings_of(f"{holder}.trainable")
+    )
+
+
+def _containers(facts: Facts, holder: str) -> set[str]:
+    """Names of the Sequential/functional models built on top of `holder` in this module."""
+    found: set[str] = set()
+    for site in facts.calls:
+        built_on = False
+        if site.qualified in ("keras.Model", "keras.models.Model"):
+            outputs = arg_value(site.node, 1, "outputs")
+            built_on = _count_back(facts, outputs, (site.scope, site.order), holder, 0) is not None
+        elif site.qualified in ("keras.Sequential", "keras.models.Sequential"):
+            layers = arg_value(site.node, 0, "layers")
+            built_on = isinstance(layers, (cst.List, cst.Tuple)) and holder in [dotted(e.value) for e in layers.elements]
+        if built_on:
+            found.update(b.target for b in facts.bindings if b.value is site.node and b.index is None)
+    return found
+
+
+def _in_custom_loop(facts: Facts, holder: str) -> bool:
+    """Is the frozen model (or a model built on it) used where a tape records, or handed to code that
+    may do so? Uses in functions without a tape, by `compile()`/`fit()`, are not."""
+    trains = (
+        any(c.method in APPLY_METHODS for c in facts.calls)
+        or bool(optimizer_creations(facts))
+        or any((dotted(_sources(g)) or "").endswith((".trainable_variables", ".trainable_weights"))
+               for g in facts.gradient_calls())
+    )
+    if not trains:
+        return False  # nothing is trained here (saliency, adversarial examples): freezing is harmless
+    if "." in holder:
+        return True  # held on an object: its users are out of sight
+    names = {holder} | _containers(facts, holder)
+    tape_scopes = [t.scope for t in facts.tapes]
+    model_classes = ("keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential")
+    # Calls that take a name as a direct argument (`Trainer(backbone)`), except the model constructors.
+    handed_to = {
+        id(arg.value) for site in facts.calls if site.qualified not in model_classes for arg in site.node.args
+    }
+    for use in facts.name_uses:
+        if use.name not in names:
+            continue
+        if any(t.encloses(use.order) for t in facts.tapes):
+            return True
+        if not use.scope.is_module and any(s is use.scope or use.scope.contains(s) for s in tape_scopes):
+            return True
+        if id(use.node) in handed_to:
+            return True  # handed to a function or class that may train it with a tape
+    return False
 
 
 def _sources(site) -> cst.BaseExpression | None:  # type: ignore[no-untyped-def]

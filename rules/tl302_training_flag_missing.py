@@ -7,6 +7,7 @@ from tapelint.analysis.dataflow import render
 from tapelint.analysis.dataflow import WEIGHT_ATTRIBUTES
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.keras import model_reader
 from tapelint.analysis.modes import mode_layers
 from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Severity
@@ -75,6 +76,32 @@ def _weights(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  
     return None
 
 
+def _own_mode_flag_given(facts: Facts, site: CallSite) -> bool:
+    """Does the call pass an argument for a parameter of the model's own `call` that `call` forwards
+    to its layers as `training=<parameter>` (`def call(self, x, is_training=False)`)?"""
+    info = model_reader(facts).model_of(site.node.func, site.scope, site.order)
+    if info is None or info.kind != "subclass" or info.class_name is None:
+        return False
+    cls = facts.classes.get(info.class_name)
+    method = cls.methods.get("call") if cls is not None else None
+    if method is None:
+        return False
+    forwarded = set()
+    for inner in facts.calls:
+        if inner.scope is method or method.contains(inner.scope):
+            flag = keyword_arg(inner.node, "training")
+            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value in method.params:
+                forwarded.add(flag.value.value)
+    if not forwarded:
+        return False
+    params = [p for p in method.params if p not in ("self", "cls")]
+    positional = [a for a in site.node.args if a.keyword is None]
+    for arg in site.node.args:
+        if arg.keyword is not None and arg.keyword.value in forwarded:
+            return True
+    return any(params.index(p) < len(positional) for p in forwarded if p in params)
+
+
 def _frozen(facts: Facts, name: str) -> bool:
     """`name.trainable = False` somewhere: a frozen backbone wants `training=False` (TL301's business)."""
     return any(boolean(b.value) is False for b in facts.bindings_of(f"{name}.trainable"))
@@ -117,7 +144,10 @@ class TrainingFlagMissing(Rule):
     or an optimizer applies them): a saliency or attribution tape runs the model in inference mode on
     purpose. A model whose weights the tape does not differentiate (a distillation teacher, a target
     network) is not reported either. A model whose `trainable` is set to False is left to TL301 (a frozen BatchNorm backbone
-    wants `training=False`). A `training` argument passed through from a parameter is trusted.
+    wants `training=False`). A `training` argument passed through from a parameter is trusted, and so
+    is a subclass's own mode parameter (`def call(self, x, is_training=False)` that hands
+    `training=is_training` to its layers) when the call passes it. A model handed to a trainer class
+    through its constructor (`Trainer(get_encoder())`, then `self.encoder(x)`) is followed.
 
     ## Options
     None.
@@ -158,6 +188,8 @@ class TrainingFlagMissing(Rule):
                 continue  # a helper or method of this file, not a model
             if _frozen(facts, name):
                 continue
+            if _own_mode_flag_given(facts, site):
+                continue  # `net(x, is_training=True)`: its `call` forwards that flag as `training=`
             owners = _trained_owners(facts, site)
             if owners is None or (owners and not any(_related(name, owner) for owner in owners)):
                 continue  # not a training tape, or a model it does not train (a teacher, a target net)
@@ -183,6 +215,31 @@ class TrainingFlagMissing(Rule):
         return PendingFix("Call it with `training=True`", False, [(call, call.with_changes(args=args))])
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+class Tagger(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.embed = tf.keras.layers.Dense(32, activation="relu")
+        self.noise = tf.keras.layers.Dropout(0.3)
+        self.head = tf.keras.layers.Dense(5)
+
+    def call(self, tokens, fitting=False):
+        return self.head(self.noise(self.embed(tokens), training=fitting))
+
+tagger = Tagger()
+opt = tf.keras.optimizers.Adam()
+
+def fit_batch(tokens, tags):
+    with tf.GradientTape() as tape:
+        scores = tagger(tokens, fitting=True)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tags, logits=scores))
+    opt.apply_gradients(zip(tape.gradient(loss, tagger.trainable_variables), tagger.trainable_variables))
+""",
+            "near miss: the subclass's own mode parameter, forwarded to Dropout as `training=`",
+        ),
         Valid(
             """
 import tensorflow as tf

@@ -351,3 +351,105 @@ print(again)
     assert codes == ["TL005"]
     persistent = source.replace("tf.GradientTape()", "tf.GradientTape(persistent=True)")
     assert [d.code for d in lint_source(persistent, "t.py", Config())] == []
+
+
+def _frozen(source: str) -> list:
+    config = parse({"select": ["TL301"]}, "test", None)
+    return lint_source(textwrap.dedent(source), "t.py", config)
+
+
+def test_frozen_batchnorm_backbone_never_unfrozen_is_only_information():
+    # A frozen BatchNormalization runs in inference mode whatever `training` says (TF >= 2.0, Keras 3).
+    found = _frozen("""
+        import tensorflow as tf
+        trunk = tf.keras.applications.EfficientNetB0(include_top=False, weights=None)
+        trunk.trainable = False
+        classifier = tf.keras.layers.Dense(3)
+        opt = tf.keras.optimizers.Adam(1e-3)
+        def step(images, labels):
+            with tf.GradientTape() as tape:
+                pooled = tf.reduce_mean(trunk(images, training=True), axis=[1, 2])
+                loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(labels, classifier(pooled), from_logits=True))
+            opt.apply_gradients(zip(tape.gradient(loss, classifier.trainable_variables), classifier.trainable_variables))
+    """)
+    assert [d.code for d in found] == ["TL301"]
+    assert found[0].severity.value == "info"
+    assert "BatchNormalization" not in found[0].message
+
+
+def test_frozen_model_used_only_for_input_gradients_is_silent():
+    assert not _frozen("""
+        import tensorflow as tf
+        scorer = tf.keras.applications.DenseNet121(weights=None)
+        scorer.trainable = False
+        def perturbation(picture, onehot):
+            with tf.GradientTape() as tape:
+                tape.watch(picture)
+                xent = tf.keras.losses.categorical_crossentropy(onehot, scorer(picture))
+            return 0.01 * tf.sign(tape.gradient(xent, picture))
+    """)
+
+
+def test_model_handed_to_a_trainer_constructor_without_training_flag_is_reported():
+    # Keras 3.15 / TF 2.21, measured: inside fit's train_step a sub-model called without `training`
+    # runs its BatchNormalization in inference mode; the moving mean never moves.
+    assert codes("""
+        import tensorflow as tf
+        def build_tower():
+            pixels = tf.keras.Input((8,))
+            hidden = tf.keras.layers.BatchNormalization()(tf.keras.layers.Dense(8)(pixels))
+            return tf.keras.Model(pixels, tf.keras.layers.Dense(4)(hidden))
+        class PairTrainer(tf.keras.Model):
+            def __init__(self, tower):
+                super().__init__()
+                self.tower = tower
+            def train_step(self, data):
+                left, right = data
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.tower(left) - tf.stop_gradient(self.tower(right))))
+                grads = tape.gradient(loss, self.tower.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.tower.trainable_variables))
+                return {"loss": loss}
+        trainer = PairTrainer(build_tower())
+        trainer.compile(optimizer="sgd")
+    """) == ["TL302", "TL302"]
+
+
+def test_subclass_with_own_mode_parameter_called_without_it_is_reported():
+    assert codes("""
+        import tensorflow as tf
+        class Tagger(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.embed = tf.keras.layers.Dense(32, activation="relu")
+                self.noise = tf.keras.layers.Dropout(0.3)
+                self.head = tf.keras.layers.Dense(5)
+            def call(self, tokens, fitting=False):
+                return self.head(self.noise(self.embed(tokens), training=fitting))
+        tagger = Tagger()
+        opt = tf.keras.optimizers.Adam()
+        def fit_batch(tokens, tags):
+            with tf.GradientTape() as tape:
+                scores = tagger(tokens)
+                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tags, logits=scores))
+            opt.apply_gradients(zip(tape.gradient(loss, tagger.trainable_variables), tagger.trainable_variables))
+    """) == ["TL302"]
+
+
+def test_subclass_mode_parameter_given_by_position_is_understood():
+    assert codes("""
+        import tensorflow as tf
+        class Tagger(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.norm = tf.keras.layers.BatchNormalization()
+                self.head = tf.keras.layers.Dense(5)
+            def call(self, tokens, fitting=False):
+                return self.head(self.norm(tokens, training=fitting))
+        tagger = Tagger()
+        opt = tf.keras.optimizers.Adam()
+        def fit_batch(tokens, tags):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tagger(tokens, True) - tags))
+            opt.apply_gradients(zip(tape.gradient(loss, tagger.trainable_variables), tagger.trainable_variables))
+    """) == []

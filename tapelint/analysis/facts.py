@@ -513,7 +513,10 @@ class Facts:
             return []
         name = scope.simple_name
         if scope.class_name is not None:
-            return [c for c in self.calls if c.func == f"self.{name}" and c.scope.class_name == scope.class_name]
+            found = [c for c in self.calls if c.func == f"self.{name}" and c.scope.class_name == scope.class_name]
+            if name == "__init__":
+                found += self.calls_to(scope.class_name)  # `Trainer(model, opt)` runs `__init__`
+            return found
         return [c for c in self.calls_to(name)]
 
     def argument_for_param(self, call: cst.Call, scope: Scope, param: str) -> cst.BaseExpression | None:

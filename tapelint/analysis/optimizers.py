@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.facts import Binding, CallSite, Facts, Scope
+from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import APPLY_METHODS, optimizer_class
 from tapelint.analysis.names import dotted
 from tapelint.analysis.walk import contains
@@ -174,3 +174,61 @@ def is_applied(facts: Facts, creation: OptimizerCreation) -> bool:
 
 def apply_calls(facts: Facts) -> list[CallSite]:
     return [c for c in facts.calls if c.method in APPLY_METHODS and c.receiver is not None]
+
+
+_PLAIN_VARIABLES = ("tensorflow.Variable", "keras.Variable", "keras.backend.Variable")
+
+
+def _stepped_variables(site: CallSite) -> list[cst.BaseExpression] | None:
+    """The variable expressions an `apply_gradients`/`apply`/`minimize` call steps, or None when they
+    cannot be read (a name holding the pairs, `*args`)."""
+    if site.method == "minimize":
+        var_list = arg_value(site.node, 1, "var_list")
+        if var_list is None:
+            return None
+        if isinstance(var_list, (cst.List, cst.Tuple)):
+            return [e.value for e in var_list.elements]
+        return [var_list]
+    if site.method == "apply":  # Keras 3: apply(grads, trainable_variables)
+        variables = arg_value(site.node, 1, "trainable_variables")
+        return [variables] if variables is not None else None
+    pairs = arg_value(site.node, 0, "grads_and_vars")
+    if isinstance(pairs, cst.Call) and dotted(pairs.func) == "zip" and len(pairs.args) == 2:
+        variables = pairs.args[1].value
+        if isinstance(variables, (cst.List, cst.Tuple)):
+            return [e.value for e in variables.elements]
+        return [variables]
+    if isinstance(pairs, (cst.List, cst.Tuple)):
+        found: list[cst.BaseExpression] = []
+        for element in pairs.elements:
+            pair = element.value
+            if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            found.append(pair.elements[1].value)
+        return found
+    return None
+
+
+def steps_only_plain_variables(facts: Facts, creation: OptimizerCreation) -> bool:
+    """True when every update this optimizer makes (that we can see) steps a bare `tf.Variable` built
+    in this module (an image in style transfer, a latent being searched), never a layer's weights."""
+    holder = creation.holder
+    if holder is None:
+        return False
+    sites = [c for c in facts.calls if c.method in APPLY_METHODS and c.receiver == holder.target]
+    if not sites:
+        return False
+    for site in sites:
+        variables = _stepped_variables(site)
+        if not variables:
+            return False
+        for expr in variables:
+            name = dotted(expr)
+            if name is None or not isinstance(expr, cst.Name):
+                return False
+            binding = facts.binding_before(name, site.scope, site.order)
+            if binding is None or not isinstance(binding.value, cst.Call) or binding.index is not None:
+                return False
+            if facts.resolve(binding.value.func) not in _PLAIN_VARIABLES:
+                return False
+    return True

@@ -1,6 +1,7 @@
 # expect: TL301
-"""Transfer learning in a custom loop: the frozen MobileNetV2 (which has BatchNorm) is called without
-training=False, so its BatchNorm layers normalise with batch statistics."""
+"""Transfer learning in a custom loop: the MobileNetV2 is frozen, so only the head learns (information).
+Its BatchNorm stays in inference mode while frozen; the missing training=False matters once it is
+unfrozen to fine-tune."""
 import tensorflow as tf
 
 IMG = 96
