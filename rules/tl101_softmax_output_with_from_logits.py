@@ -13,16 +13,18 @@ class SoftmaxOutputWithFromLogits(Rule):
     ## What it does
     Reports a cross-entropy loss built with `from_logits=True` that is fed probabilities: the output of
     a model whose last layer ends in softmax or sigmoid, or a value passed through `tf.nn.softmax` /
-    `tf.math.sigmoid` before the loss. It follows the prediction through assignments, helper functions,
-    `model.compile(loss=...)`, subclassed models' `call` and models built by factory functions.
+    `tf.math.sigmoid` before the loss. The `tf.nn` cross-entropies (`tf.nn.softmax_cross_entropy_with_logits`,
+    `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.sigmoid_cross_entropy_with_logits`) always
+    take logits and are checked the same way. It follows the prediction through assignments, helper
+    functions, `model.compile(loss=...)`, subclassed models' `call` and models built by factory functions.
 
     ## Why is this bad?
     With `from_logits=True` the loss applies softmax (or sigmoid) itself, so the activation runs twice.
     The doubly squashed outputs compress the loss into a narrow band and the gradients shrink by an
     order of magnitude (measured on TF 2.3: |g| 0.054 instead of 1.01), so training crawls or stalls.
     TensorFlow >= 2.4 and Keras 3 detect a *Keras* softmax/sigmoid layer, use its logits and only warn;
-    a raw `tf.nn.softmax` is double-applied silently on every version. Either way the code says the
-    opposite of what it does.
+    a raw `tf.nn.softmax`, or any probabilities given to a `tf.nn.*_with_logits` op, is double-applied
+    silently on every version. Either way the code says the opposite of what it does.
 
     ## Example
     ```python
@@ -57,10 +59,10 @@ class SoftmaxOutputWithFromLogits(Rule):
 
     code = "TL101"
     name = "softmax-output-with-from-logits"
-    message = "`{loss}` is built with `from_logits=True` but receives {what} from {source}: the activation is applied twice"
+    message = "`{loss}` {expects} but receives {what} from {source}: the activation is applied twice"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("from_logits",)
+    triggers = ("from_logits", "_with_logits")
     probe = "Confirmed when the predictions given to the loss are in [0, 1] with rows summing to 1 (TL811)."
 
     def check(self) -> None:
@@ -72,13 +74,17 @@ class SoftmaxOutputWithFromLogits(Rule):
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            raw = fed.output.description.startswith("`tf.") or fed.output.description.startswith("`keras.ops")
+            # Keras losses recover the logits of a Keras softmax/sigmoid layer (TF >= 2.4) and only warn;
+            # a raw activation, or any probabilities given to a `tf.nn` op, is squashed twice for real.
+            raw = (fed.spec.raw_op or fed.output.description.startswith("`tf.")
+                   or fed.output.description.startswith("`keras.ops"))
             self.report(
                 node,
                 severity=Severity.ERROR if raw else Severity.WARNING,
                 confidence=Confidence.HIGH if not fed.via_compile else Confidence.INFERRED,
                 fix=self._fix(fed.spec.from_logits_arg),
                 loss=fed.spec.name,
+                expects="always takes logits" if fed.spec.raw_op else "is built with `from_logits=True`",
                 what=f"{fed.output.activation} probabilities",
                 source=fed.output.description,
             )
@@ -130,6 +136,29 @@ with tf.GradientTape() as tape:
     loss = loss_fn(tf.one_hot([1, 2], 10), logits)
 """,
             "near miss: softmax computed for display, the loss still gets the logits",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(32, activation="relu")
+        self.scores = tf.keras.layers.Dense(4)
+
+    def call(self, x):
+        return self.scores(self.hidden(x))
+
+net = Classifier()
+
+def xent(scores, targets):
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=scores))
+
+with tf.GradientTape() as tape:
+    loss = xent(net(tf.zeros((2, 8))), tf.constant([0, 3]))
+""",
+            "near miss: a `tf.nn` cross-entropy given the raw scores of a linear head",
         ),
     ]
     INVALID = [
@@ -194,5 +223,29 @@ model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid")])
 model.compile(optimizer="adam", loss=keras.losses.BinaryCrossentropy(from_logits=True))
 """,
             message_contains="sigmoid probabilities",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(32, activation=tf.nn.relu)
+        self.scores = tf.keras.layers.Dense(4, activation=tf.nn.softmax)
+
+    def call(self, x):
+        return self.scores(self.hidden(x))
+
+net = Classifier()
+
+def xent(scores, targets):
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=scores))
+
+with tf.GradientTape() as tape:
+    loss = xent(net(tf.zeros((2, 8))), tf.constant([0, 3]))
+""",
+            line=16, column=27,
+            message_contains="`tf.nn.sparse_softmax_cross_entropy_with_logits` always takes logits",
         ),
     ]

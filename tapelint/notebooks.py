@@ -60,16 +60,24 @@ def _placeholder(line: str) -> str:
     return indent + text + newline
 
 
+def _flush_placeholder(line: str) -> str:
+    body = line.rstrip("\n")
+    newline = line[len(body):]
+    return ("pass" + "#" * max(len(body) - 4, 0) if body.strip() else "") + newline
+
+
 def mask_magics(source: str) -> tuple[str, frozenset[int]]:
     """Replace IPython magics, shell escapes and help lines by placeholders; return the 1-based lines masked."""
     lines = split_lines(source)
     masked: set[int] = set()
+    foreign: set[int] = set()  # the body of a cell magic that is not run as this kernel's Python
     if lines and lines[0].lstrip().startswith("%%"):
         magic = lines[0].lstrip()[2:].split(None, 1)
         name = magic[0] if magic else ""
         masked.add(1)
         if name not in _PYTHON_BODY_CELL_MAGICS:  # %%bash, %%writefile, %%html...: the body is not Python
-            masked.update(range(2, len(lines) + 1))
+            foreign.update(range(2, len(lines) + 1))
+            masked.update(foreign)
     continuation = False
     for number, line in enumerate(lines, start=1):
         if number in masked:
@@ -80,7 +88,10 @@ def mask_magics(source: str) -> tuple[str, frozenset[int]]:
             continuation = stripped.endswith("\\")
     if not masked:
         return source, frozenset()
-    out = [_placeholder(line) if number in masked else line for number, line in enumerate(lines, start=1)]
+    # A foreign body keeps no indentation: an indented shell script or the `def` of a `%%writefile` file
+    # would otherwise leave placeholders at depths that do not parse.
+    out = [_flush_placeholder(line) if number in foreign else _placeholder(line) if number in masked else line
+           for number, line in enumerate(lines, start=1)]
     return "".join(out), frozenset(masked)
 
 

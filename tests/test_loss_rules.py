@@ -309,3 +309,53 @@ def test_step_run_by_strategy_inside_a_tf_function_is_traced():
             losses = strategy.run(train_step, args=(inputs,))
             return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
     """) == []
+
+
+def _tl101(source: str) -> list[str]:
+    found = lint_source(textwrap.dedent(source), "case.py", Config())
+    return sorted(d.code for d in found if d.code in ("TL101", "TL102", "TL107"))
+
+
+def test_softmax_applied_only_in_an_untaken_branch_is_not_a_double_softmax():
+    # The head is linear; `call` adds a softmax only when not training, and the loss gets the
+    # training-mode output. The branch's value is not the only one reaching `return`.
+    assert _tl101("""
+        import tensorflow as tf
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.head = tf.keras.layers.Dense(4)
+            def call(self, x, is_training=False):
+                x = self.head(x)
+                if not is_training:
+                    x = tf.nn.softmax(x)
+                return x
+        net = Net()
+        with tf.GradientTape() as tape:
+            out = net(tf.zeros((2, 3)), is_training=True)
+            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1]), logits=out)
+    """) == []
+
+
+def test_probabilities_reaching_a_tf_nn_cross_entropy_through_a_helper_parameter_are_reported():
+    assert _tl101("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="softmax")])
+        def xent(scores, targets):
+            return tf.nn.softmax_cross_entropy_with_logits(labels=targets, logits=scores)
+        with tf.GradientTape() as tape:
+            loss = xent(model(tf.zeros((2, 3))), tf.one_hot([0, 1], 4))
+    """) == ["TL101"]
+
+
+def test_a_helper_called_with_logits_and_with_probabilities_is_not_judged():
+    assert _tl101("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+        def xent(scores, targets):
+            return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=scores)
+        with tf.GradientTape() as tape:
+            logits = model(tf.zeros((2, 3)), training=True)
+            loss = xent(logits, tf.constant([0, 1]))
+        shown = xent(tf.nn.softmax(logits), tf.constant([0, 1]))
+    """) == []

@@ -110,6 +110,16 @@ def test_non_python_cell_magics_mask_the_whole_cell(tmp_path: Path):
     assert lint_notebook_text(nbformat_text(data), "shell.ipynb", Config()) == []
 
 
+def test_indented_bodies_of_non_python_cell_magics_are_not_syntax_errors():
+    # A `%%writefile` of a module with a function, and a shell loop with an indented body.
+    data = notebook(code("%%writefile task.py\nimport tensorflow as tf\n\ndef build():\n"
+                         "    return tf.keras.optimizers.Adam(lr=1)\n"),
+                    code("%%bash\nfor f in *.csv\ndo\n    wc -l $f\ndone\n"),
+                    code("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(lr=0.1)\n"))
+    diagnostics = lint_notebook_text(nbformat_text(data), "nb.ipynb", Config())
+    assert [(d.code, d.cell, d.line) for d in diagnostics] == [("TL501", 3, 2)]
+
+
 def test_syntax_error_in_one_cell_is_reported_there_and_other_cells_are_still_checked():
     data = notebook(markdown("intro"), code("import tensorflow as tf\n"),
                     code("def broken(:\n    pass\n"),

@@ -107,6 +107,14 @@ _LOSS_FUNCTIONS = {
     "binary_crossentropy": LossFamily.BINARY,
     "binary_focal_crossentropy": LossFamily.BINARY,
 }
+# The `tf.nn` cross-entropies take logits by definition: `(labels, logits)`, no `from_logits` switch.
+_TF_NN_LOSSES = {
+    "softmax_cross_entropy_with_logits": LossFamily.CATEGORICAL,
+    "softmax_cross_entropy_with_logits_v2": LossFamily.CATEGORICAL,
+    "sparse_softmax_cross_entropy_with_logits": LossFamily.SPARSE,
+    "sigmoid_cross_entropy_with_logits": LossFamily.BINARY,
+    "weighted_cross_entropy_with_logits": LossFamily.BINARY,
+}
 _LOSS_STRINGS = {
     "categorical_crossentropy": LossFamily.CATEGORICAL,
     "sparse_categorical_crossentropy": LossFamily.SPARSE,
@@ -124,10 +132,17 @@ class LossSpec:
     from_logits_arg: cst.Arg | None
     name: str  # class or function name, for messages
     is_function: bool = False
+    raw_op: bool = False  # a `tf.nn.*_with_logits` op: always logits, arguments `(labels, logits)`
 
 
 def _loss_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
     qualified = facts.resolve(call.func)
+    if qualified and qualified.startswith("tensorflow.nn.") and qualified.count(".") == 2:
+        last = qualified.rsplit(".", 1)[-1]
+        raw_family = _TF_NN_LOSSES.get(last)
+        if raw_family is None:
+            return None
+        return LossSpec(raw_family, True, call, None, f"tf.nn.{last}", is_function=True, raw_op=True)
     if not qualified or not qualified.startswith("keras.losses."):
         return None
     last = qualified.rsplit(".", 1)[-1]
@@ -188,6 +203,9 @@ def loss_calls(facts: Facts) -> list[LossCall]:
         for site in facts.calls:
             call = site.node
             spec = _loss_from_call(facts, call)
+            if spec is not None and spec.raw_op:
+                found.append(LossCall(site, spec, arg_value(call, 1, "logits"), arg_value(call, 0, "labels")))
+                continue
             if spec is not None and spec.is_function:
                 found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
                 continue
@@ -337,6 +355,9 @@ class ModelInfo:
     output: OutputInfo = field(default_factory=lambda: UNKNOWN)
     application: str | None = None
     class_name: str | None = None
+
+
+_BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 
 
 class ModelReader:
@@ -528,12 +549,75 @@ class ModelReader:
         name = dotted(expr)
         if name is not None:
             binding = f.binding_before(name, scope, order)
-            if binding is None or binding.value is None:
+            if binding is None:
+                return self._kind_from_param(name, scope, depth)
+            if binding.value is None or binding.index is not None:
                 return UNKNOWN
-            if binding.index is not None:
-                return UNKNOWN
-            return self.value_kind(binding.value, binding.scope, binding.order, depth + 1)
+            result = self.value_kind(binding.value, binding.scope, binding.order, depth + 1)
+            # A value assigned in a branch (`if not training: x = tf.nn.softmax(x)`) may not be the one
+            # that reaches this read: the definitions before the branch reach it too, and must agree.
+            current = binding
+            while current.scope is scope and self._assigned_in_branch(current, expr):
+                earlier = f.binding_before(name, current.scope, current.order)
+                if earlier is None or earlier.scope is not current.scope:
+                    break
+                if earlier.value is None or earlier.index is not None:
+                    return UNKNOWN
+                if self.value_kind(earlier.value, earlier.scope, earlier.order, depth + 1).kind is not result.kind:
+                    return UNKNOWN
+                current = earlier
+            return result
         return UNKNOWN
+
+    def _kind_from_param(self, name: str, scope: Scope, depth: int) -> OutputInfo:
+        """A parameter (`def xent(logits, labels)`): follow the module's call sites when they all agree."""
+        func = self.f.param_scope(name, scope)
+        if func is None or "." in name:
+            return UNKNOWN
+        sites = self.f.call_sites_of_scope(func)
+        if len(sites) > 16:  # a utility called everywhere: not worth the (exponential) walk
+            return UNKNOWN
+        found: OutputInfo | None = None
+        for site in sites:
+            arg = self.f.argument_for_param(site.node, func, name)
+            info = self.value_kind(arg, site.scope, site.order, depth + 1)
+            if info.kind is Output.UNKNOWN or (found is not None and found.kind is not info.kind):
+                return UNKNOWN
+            found = info
+        return found or UNKNOWN
+
+    def _assigned_in_branch(self, binding: Binding, use: cst.CSTNode) -> bool:
+        """Is `binding` made inside an `if`/loop/`try` block that does not also hold `use`?"""
+        blocks = self._branch_blocks(binding.scope)
+        around_binding = blocks.get(id(binding.target_node), ())
+        around_use = blocks.get(id(use), ())
+        return any(block not in around_use for block in around_binding)
+
+    def _branch_blocks(self, scope: Scope) -> dict[int, tuple[int, ...]]:
+        """For every node of a function body: the ids of the branching statements around it."""
+
+        def compute() -> dict[int, tuple[int, ...]]:
+            enclosing: dict[int, tuple[int, ...]] = {}
+            root = scope.node if scope.node is not None else self.f.module
+            stack: list[int] = []
+
+            class Walker(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                        return False  # another scope
+                    enclosing[id(node)] = tuple(stack)
+                    if isinstance(node, _BRANCHING):
+                        stack.append(id(node))
+                    return True
+
+                def on_leave(self, original_node: cst.CSTNode) -> None:
+                    if isinstance(original_node, _BRANCHING) and stack and stack[-1] == id(original_node):
+                        stack.pop()
+
+            root.visit(Walker())
+            return enclosing
+
+        return self.f.cached(("branch_blocks", id(scope)), compute)  # type: ignore[return-value]
 
     def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
         binding = self.f.binding_before(name, scope, order)
