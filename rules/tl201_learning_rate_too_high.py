@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.constants import number
 from tapelint.analysis.facts import arg_value
-from tapelint.analysis.keras import learning_rate, trains_a_model
+from tapelint.analysis.keras import learning_rate, trains_a_model, transfer_learning
 from tapelint.analysis.optimizers import optimizer_creations, steps_only_plain_variables
 from tapelint.analysis.walk import contains
 from tapelint.diagnostic import Confidence, Severity
@@ -31,9 +31,14 @@ class LearningRateTooHigh(Rule):
     11, 0, 0, 0, ... At 0.001 the same loop learns.
 
     The defaults and the evidence behind them:
-    - adaptive, 0.005: Adam's step is about `lr` per weight whatever the gradient's scale, so 0.01 moves
-      every weight of a head by 0.01 in one step (seed 1); Keras' default is 0.001 and the Keras
-      transfer-learning guide uses 1e-5 for fine-tuning. UMLAUT flags learning rates above 0.01.
+    - adaptive, 0.01 (reported above it): Adam's step is about `lr` per weight whatever the gradient's
+      scale. Small networks on normalised inputs (the actor-critic tutorials of keras.io and
+      tensorflow.org use Adam at 0.01) tolerate 0.01; above it, learning usually diverges. UMLAUT flags
+      learning rates above 0.01 too.
+    - adaptive on a pretrained or frozen backbone, 0.005 (so 0.01 is reported): a fresh head over
+      hundreds of large, non-negative backbone features turns a step of 0.01 on every weight into a
+      jump of its logits; that is seed 1. Keras' default is 0.001 and the Keras transfer-learning guide
+      trains heads at its default and fine-tunes at 1e-5.
     - accumulating, 0.1: Adagrad divides by the accumulated squared gradients, so it tolerates 0.01-0.1
       (the original paper's range); above that it diverges like Adam.
     - SGD, 0.5: plain SGD at 0.1 is a standard setting for MNIST-sized models; a sum-reduced loss at
@@ -63,14 +68,16 @@ class LearningRateTooHigh(Rule):
     initial value.
 
     ## Options
-    - `adaptive-max` (float, default 0.005): limit for Adam-like optimizers.
+    - `adaptive-max` (float, default 0.01): limit for Adam-like optimizers.
+    - `transfer-adaptive-max` (float, default 0.005): limit for Adam-like optimizers in a file that
+      builds a `keras.applications` backbone or freezes a model (a head over pretrained features).
     - `accumulating-max` (float, default 0.1): limit for Adagrad and Ftrl.
     - `sgd-max` (float, default 0.5): limit for SGD without momentum.
     - `sgd-momentum-max` (float, default 0.2): limit for SGD with momentum > 0.
 
     ```toml
     [tool.tapelint.learning-rate-too-high]
-    adaptive-max = 0.01
+    adaptive-max = 0.02
     ```
 
     ## Fix safety
@@ -86,12 +93,13 @@ class LearningRateTooHigh(Rule):
 
     code = "TL201"
     name = "learning-rate-too-high"
-    message = "Learning rate {value:g} is high for {cls} (limit {limit:g}): one step can saturate a softmax or kill ReLU units, after which gradients are zero"
+    message = "Learning rate {value:g} is high for {cls}{context} (limit {limit:g}): one step can saturate a softmax or kill ReLU units, after which gradients are zero"
     severity = Severity.WARNING
     confidence = Confidence.INFERRED
     triggers = ("optimizers",)
     options = {
-        "adaptive-max": Option(0.005, float, "Limit for Adam, AdamW, Adamax, Nadam, RMSprop, Lamb, Lion."),
+        "adaptive-max": Option(0.01, float, "Limit for Adam, AdamW, Adamax, Nadam, RMSprop, Lamb, Lion."),
+        "transfer-adaptive-max": Option(0.005, float, "Limit for Adam-like optimizers training a head over a pretrained or frozen backbone."),
         "accumulating-max": Option(0.1, float, "Limit for Adagrad and Ftrl."),
         "sgd-max": Option(0.5, float, "Limit for SGD without momentum."),
         "sgd-momentum-max": Option(0.2, float, "Limit for SGD with momentum."),
@@ -114,7 +122,11 @@ class LearningRateTooHigh(Rule):
             cls = creation.cls
             if cls == "SGD" and self._momentum(creation) > 0:
                 cls = "SGD with momentum"
-            self.report(node, value=lr.value, cls=cls, limit=limit)
+            context = " on a head over a pretrained backbone" if self._transfer(creation) else ""
+            self.report(node, value=lr.value, cls=cls, limit=limit, context=context)
+
+    def _transfer(self, creation) -> bool:  # type: ignore[no-untyped-def]
+        return creation.cls in ADAM_LIKE and transfer_learning(self.facts)
 
     def _momentum(self, creation) -> float:  # type: ignore[no-untyped-def]
         value = arg_value(creation.node, 1, "momentum")
@@ -123,6 +135,8 @@ class LearningRateTooHigh(Rule):
 
     def _limit(self, creation) -> float | None:  # type: ignore[no-untyped-def]
         if creation.cls in ADAM_LIKE:
+            if transfer_learning(self.facts):
+                return float(self.option("transfer-adaptive-max"))
             return float(self.option("adaptive-max"))
         if creation.cls in ACCUMULATING:
             return float(self.option("accumulating-max"))
@@ -137,8 +151,20 @@ class LearningRateTooHigh(Rule):
         Valid("import tensorflow as tf\nopt = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, nesterov=True)\n",
               "near miss: the standard ResNet setting"),
         Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adagrad(0.05)\n", "Adagrad tolerates more"),
-        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.01)\n", "a project that raised the limit",
-              config={"learning-rate-too-high": {"adaptive-max": 0.02}}),
+        Valid("""
+import tensorflow as tf
+
+num_actions = 2
+inputs = tf.keras.Input(shape=(4,))
+common = tf.keras.layers.Dense(128, activation="relu")(inputs)
+action = tf.keras.layers.Dense(num_actions, activation="softmax")(common)
+critic = tf.keras.layers.Dense(1)(common)
+model = tf.keras.Model(inputs=inputs, outputs=[action, critic])
+optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+""", "near miss: an actor-critic policy network at Adam 0.01, as in the RL tutorials"),
+        Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.05)\n"
+              "model = tf.keras.Sequential([tf.keras.layers.Dense(2)])\n", "a project that raised the limit",
+              config={"learning-rate-too-high": {"adaptive-max": 0.1}}),
         Valid("import torch\nopt = torch.optim.Adam(params, lr=0.1)\n", "not Keras"),
         Valid("""
 import keras
@@ -166,8 +192,13 @@ for _ in range(100):
     ]
     INVALID = [
         Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.01)\n"
-                "model = tf.keras.Sequential([tf.keras.layers.Dense(2)])\n",
-                line=2, column=52, message_contains="0.01 is high for Adam"),
+                "base = tf.keras.applications.VGG16(include_top=False, weights=None)\n"
+                "base.trainable = False\n"
+                "model = tf.keras.Sequential([base, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(2)])\n",
+                line=2, column=52, message_contains="0.01 is high for Adam on a head over a pretrained backbone"),
+        Invalid("import tensorflow as tf\noptimizer = tf.keras.optimizers.Adam(learning_rate=0.03)\n"
+                "model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation='relu'), tf.keras.layers.Dense(2)])\n",
+                message_contains="0.03 is high for Adam (limit 0.01)"),
         Invalid("""
 from tensorflow import keras
 

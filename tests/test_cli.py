@@ -226,10 +226,10 @@ def test_keras_version_2_silences_keras3_rules(project):
 
 
 def test_rule_options_change_thresholds(project):
-    (project / "adam.py").write_text("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.01)\n"
+    (project / "adam.py").write_text("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.05)\n"
                                      "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n")
     assert "TL201" in out(run("adam.py", cwd=project))
-    (project / "pyproject.toml").write_text("[tool.tapelint.learning-rate-too-high]\nadaptive-max = 0.05\n")
+    (project / "pyproject.toml").write_text("[tool.tapelint.learning-rate-too-high]\nadaptive-max = 0.1\n")
     assert "TL201" not in out(run("adam.py", cwd=project))
 
 
