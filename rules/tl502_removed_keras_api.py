@@ -14,6 +14,7 @@ _REMOVED_FUNCTIONS = {
     "keras.backend.learning_phase": "pass `training=` explicitly when calling the model",
     "keras.backend.get_session": "TF2 has no session; run eagerly or inside `tf.function`",
 }
+_EXPERIMENTAL = frozenset({"keras.optimizers.experimental", "keras.layers.experimental", "keras.experimental"})
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
@@ -27,7 +28,10 @@ class RemovedKerasApi(Rule):
     Reports Keras APIs that training loops use and that Keras 3 (TensorFlow 2.16 and later) removed:
     `Metric.reset_states()` (now `reset_state()`), `optimizer.lr` (now `optimizer.learning_rate`),
     `Model.fit_generator/evaluate_generator/predict_generator` (now `fit`/`evaluate`/`predict`),
-    `optimizer.minimize`, `optimizer.get_gradients/get_updates`, and `keras.backend.set_learning_phase`,
+    `optimizer.minimize`, `optimizer.get_gradients/get_updates`, the `experimental` namespaces
+    (`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.Rescaling`,
+    `tf.keras.experimental.CosineDecay`), constructing `tf.keras.optimizers.legacy` optimizers, and
+    `keras.backend.set_learning_phase`,
     `learning_phase` and `get_session`.
 
     ## Why is this bad?
@@ -50,7 +54,9 @@ class RemovedKerasApi(Rule):
     ## Known problems
     `reset_states()` is reported only on objects known to be metrics (built from `keras.metrics` in
     this file, or taken from `model.metrics`): stateful RNN layers still have a `reset_states()` in
-    Keras 3. `.lr` is reported on optimizers built in this file and on `<model>.optimizer`. Silent for
+    Keras 3. `.lr` is reported on optimizers built in this file and on `<model>.optimizer`. An
+    `experimental` module imported by name (`from tensorflow.keras.layers.experimental import
+    preprocessing`) is not reported, only attribute chains that spell it out. Silent for
     Keras 2 code (`tf_keras`, `TF_USE_LEGACY_KERAS`, or `keras-version = 2` in the config).
 
     ## Options
@@ -60,7 +66,10 @@ class RemovedKerasApi(Rule):
     `reset_states()` -> `reset_state()` and `.lr` -> `.learning_rate` are safe renames with the same
     behaviour. `fit_generator` -> `fit` (and the other two) is unsafe: Keras 3's `fit` does not accept
     `workers`, `use_multiprocessing` or `max_queue_size`, so remaining arguments may need changes.
-    The removed backend functions have no mechanical replacement.
+    Dropping `experimental` (and `experimental.preprocessing`) is safe: Keras 3 has the same classes
+    under the stable names, and `keras.experimental.CosineDecay` is `keras.optimizers.schedules.CosineDecay`.
+    Replacing a `legacy` optimizer by the current one is unsafe: their defaults and slot variables
+    differ. The removed backend functions have no mechanical replacement.
 
     ## References
     - https://keras.io/guides/migrating_to_keras_3/
@@ -75,7 +84,7 @@ class RemovedKerasApi(Rule):
     message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("reset_states", ".lr", "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"))
+    triggers = ("reset_states", ".lr", "experimental", "legacy", "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
@@ -103,6 +112,7 @@ class RemovedKerasApi(Rule):
                 self.report(func.attr, old=f"{receiver}.{method}()", instead=_REMOVED_OPTIMIZER_METHODS[method])
             elif site.qualified in _REMOVED_FUNCTIONS:
                 self.report(site.node, old=site.func or site.qualified, instead=_REMOVED_FUNCTIONS[site.qualified])
+        self._experimental_namespaces(facts)
         for use in facts.name_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
@@ -112,6 +122,53 @@ class RemovedKerasApi(Rule):
                 continue
             self.report(node.attr, old=f"{receiver}.lr", instead="use `.learning_rate`",
                         fix=PendingFix("Rename to `.learning_rate`", True, [(node.attr, cst.Name("learning_rate"))]))
+
+    def _experimental_namespaces(self, facts: Facts) -> None:
+        """`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.X`,
+        `tf.keras.experimental.CosineDecay`, `tf.keras.optimizers.legacy.Adam(...)`."""
+        parents: dict[int, cst.Attribute] = {}
+        for use in facts.name_uses:
+            node = use.node
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
+                parents[id(node.value)] = node
+        for use in facts.name_uses:
+            node = use.node
+            if not isinstance(node, cst.Attribute):
+                continue
+            qualified = facts.resolve(node)
+            if qualified not in _EXPERIMENTAL and qualified != "keras.optimizers.legacy":
+                continue
+            outer = parents.get(id(node))
+            if outer is None:
+                continue
+            base = node.value  # the `keras.optimizers` / `keras.layers` / `keras` part
+            text = dotted(outer) or ""
+            if qualified == "keras.optimizers.legacy":
+                if not _is_call_func(facts, outer):
+                    continue
+                new = cst.Attribute(value=base, attr=outer.attr)
+                self.report(node, old=text, instead=f"use `{dotted(new)}` (the legacy optimizers raise ImportError "
+                            "on Keras 3 unless tf_keras is installed and `TF_USE_LEGACY_KERAS=1`)",
+                            fix=PendingFix(f"Use `{dotted(new)}`", False, [(outer, new)]))
+                continue
+            if qualified == "keras.layers.experimental" and outer.attr.value == "preprocessing":
+                replaced = outer
+                after = parents.get(id(outer))
+                if after is None:
+                    continue
+                new = cst.Attribute(value=base, attr=after.attr)
+                replaced = after
+            elif qualified == "keras.experimental":
+                new = cst.Attribute(
+                    value=cst.Attribute(value=base, attr=cst.Name("optimizers")), attr=cst.Name("schedules")
+                )
+                new = cst.Attribute(value=new, attr=outer.attr)
+                replaced = outer
+            else:
+                new = cst.Attribute(value=base, attr=outer.attr)
+                replaced = outer
+            self.report(node, old=dotted(replaced) or text, instead=f"use `{dotted(new)}`",
+                        fix=PendingFix(f"Use `{dotted(new)}`", True, [(replaced, new)]))
 
     VALID = [
         Valid("""
@@ -131,6 +188,13 @@ import tf_keras
 acc = tf_keras.metrics.Mean()
 acc.reset_states()
 """, "Keras 2 code"),
+        Valid("""
+import os
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+import tensorflow as tf
+opt = tf.keras.optimizers.legacy.Adam(learning_rate=1e-3)
+schedule = tf.keras.experimental.CosineDecay(1e-3, decay_steps=100)
+""", "near miss: tf_keras through TF_USE_LEGACY_KERAS, where these still exist"),
         Valid("""
 import tensorflow as tf
 opt = tf.compat.v1.train.AdamOptimizer(1e-3)
@@ -178,6 +242,24 @@ tf.keras.backend.set_learning_phase(1)
 """, message_contains="training=True"),
         Invalid("""
 import tensorflow as tf
+optimizer = tf.keras.optimizers.legacy.Adam(learning_rate=1e-3)
+""", line=3, column=13, message_contains="ImportError", expected_fix="""
+import tensorflow as tf
+optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+"""),
+        Invalid("""
+import tensorflow as tf
+augment = tf.keras.Sequential([tf.keras.layers.experimental.preprocessing.RandomFlip("horizontal")])
+optimizer = tf.keras.optimizers.experimental.AdamW(learning_rate=1e-3, weight_decay=1e-4)
+schedule = tf.keras.experimental.CosineDecay(1e-3, decay_steps=1000)
+""", count=3, expected_fix="""
+import tensorflow as tf
+augment = tf.keras.Sequential([tf.keras.layers.RandomFlip("horizontal")])
+optimizer = tf.keras.optimizers.AdamW(learning_rate=1e-3, weight_decay=1e-4)
+schedule = tf.keras.optimizers.schedules.CosineDecay(1e-3, decay_steps=1000)
+"""),
+        Invalid("""
+import tensorflow as tf
 w = tf.Variable(5.0)
 optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
 for _ in range(10):
@@ -211,3 +293,7 @@ def _is_optimizer(facts: Facts, name: str, scope: Scope, order: int) -> bool:
         return True
     value = _binding_value(facts, name, scope, order)
     return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None
+
+
+def _is_call_func(facts: Facts, node: cst.CSTNode) -> bool:
+    return any(site.node.func is node for site in facts.calls)
