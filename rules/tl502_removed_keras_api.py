@@ -84,7 +84,7 @@ class RemovedKerasApi(Rule):
     message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("reset_states", ".lr", "experimental", "legacy", "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"))
+    triggers = ("reset_states", ".lr", ("experimental", "keras"), ("legacy", "keras"), "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:

@@ -153,6 +153,23 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
     return _keyword(call, name)
 
 
+# Exact node types (SPAN_NODES are concrete classes), for a set lookup instead of isinstance per node.
+_SPAN_TYPES = frozenset(SPAN_NODES)
+_METHODS: dict[tuple[type, type, str], str | None] = {}
+
+
+def _dispatch(visitor: object, cls: type, prefix: str):  # type: ignore[no-untyped-def]
+    """The visitor's `visit_<Type>`/`leave_<Type>` method, looked up once per node type, not per node."""
+    key = (type(visitor), cls, prefix)
+    name = _METHODS.get(key, "")
+    if name == "":
+        candidate = prefix + cls.__name__
+        func = getattr(type(visitor), candidate, None)
+        useful = callable(func) and not getattr(func, "_is_no_op", False)
+        name = _METHODS[key] = candidate if useful else None
+    return getattr(visitor, name) if name else None
+
+
 class _Collector(cst.CSTVisitor):
     def __init__(self, facts: "Facts") -> None:
         super().__init__()
@@ -169,15 +186,21 @@ class _Collector(cst.CSTVisitor):
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.order += 1
-        if isinstance(node, SPAN_NODES):
+        cls = type(node)
+        if cls in _SPAN_TYPES:
             self.f.spans[id(node)] = [node, self.order, self.order]
-        return super().on_visit(node)
+        visit = _dispatch(self, cls, "visit_")
+        return visit is None or visit(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        span = self.f.spans.get(id(original_node)) if isinstance(original_node, SPAN_NODES) else None
-        if span is not None:
-            span[2] = self.order
-        super().on_leave(original_node)
+        cls = type(original_node)
+        if cls in _SPAN_TYPES:
+            span = self.f.spans.get(id(original_node))
+            if span is not None:
+                span[2] = self.order
+        leave = _dispatch(self, cls, "leave_")
+        if leave is not None:
+            leave(original_node)
 
     @property
     def scope(self) -> Scope:

@@ -36,16 +36,26 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_WANTED: dict[type, bool] = {}
+
+
+def _wanted(cls: type) -> bool:
+    wanted = _WANTED.get(cls)
+    if wanted is None:
+        wanted = _WANTED[cls] = issubclass(cls, cst.CSTNode) and not issubclass(cls, _SKIP_TYPES)
+    return wanted
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
     for name in _field_names(type(node)):
         value: Any = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _SKIP_TYPES):
-                yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIP_TYPES):
-                    yield item
+        cls = type(value)
+        if cls is tuple or cls is list:
+            children.extend(item for item in value if _wanted(type(item)))
+        elif _wanted(cls):
+            children.append(value)
+    return children
 
 
 def walk(node: cst.CSTNode, visitor: Any) -> None:
@@ -60,7 +70,7 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
             visitor.on_leave(current)
             continue
         stack.append((current, True))
-        children = list(child_nodes(current))
+        children = child_nodes(current)
         for child in reversed(children):
             stack.append((child, False))
 
