@@ -21,7 +21,8 @@ from tapelint.runner import LintResult, lint_paths
 def load_config(paths: list[str], config_file: Path | None, stdin_filename: str | None = None) -> Config:
     if config_file is not None:
         if not config_file.is_file():
-            raise ConfigError(f"config file {config_file} does not exist")
+            what = "is not a file" if config_file.exists() else "does not exist"
+            raise ConfigError(f"config file {config_file} {what}")
         return config_mod.load(config_file)
     anchor = next((p for p in paths if p != "-"), None) or stdin_filename or "."
     return config_mod.load(config_mod.find_config_file(Path(anchor)))
