@@ -80,13 +80,6 @@ class RuleContext:
         return self.shared["facts"]
 
 
-class RuleCrashed(Exception):
-    def __init__(self, rule: "Rule", error: BaseException) -> None:
-        super().__init__(f"{rule.code}: {type(error).__name__}: {error}")
-        self.rule = rule
-        self.error = error
-
-
 class Rule(cst.BatchableCSTVisitor):
     """One lint rule. Subclasses set the class attributes and either visit nodes or override `check()`.
 

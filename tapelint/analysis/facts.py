@@ -561,13 +561,6 @@ class Facts:
                 uses.append(use)
         return uses
 
-    def scope_of_order(self, order: int) -> Scope:
-        best = self.module_scope
-        for scope in self.scopes[1:]:
-            if scope.order <= order <= scope.end_order and best.contains(scope):
-                best = scope
-        return best
-
     def returns_of(self, scope: Scope) -> list[ReturnSite]:
         return [r for r in self.returns if r.scope is scope]
 

@@ -172,10 +172,6 @@ def is_applied(facts: Facts, creation: OptimizerCreation) -> bool:
     return tracker.holder_is_applied(holder.target, holder.scope, holder.order)
 
 
-def apply_calls(facts: Facts) -> list[CallSite]:
-    return [c for c in facts.calls if c.method in APPLY_METHODS and c.receiver is not None]
-
-
 _PLAIN_VARIABLES = ("tensorflow.Variable", "keras.Variable", "keras.backend.Variable")
 
 
