@@ -5,8 +5,10 @@ import libcst as cst
 from tapelint.analysis.walk import child_nodes
 
 from tapelint.analysis.dataflow import names_in, render
-from tapelint.analysis.facts import Binding, CallSite, Facts
+from tapelint.analysis.facts import Binding, CallSite, Facts, arg_value, keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls, weights_owner
+from tapelint.analysis.keras import optimizer_class
+from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -43,13 +45,19 @@ class LossOutsideTape(Rule):
     that tape's `with` block: after the block ends (`total = loss + reg` below the block, a negation,
     a helper function called after the block), before it starts, or written into the `gradient` call
     itself. Also reports a forward pass `model(x)` that runs before the tape when the gradient is taken
-    with respect to that model's weights and the model is not called inside the tape.
+    with respect to that model's weights and the model is not called inside the tape, and a Keras
+    optimizer's `minimize` handed a loss computed beforehand: `minimize(lambda: loss, var_list)` where
+    `loss` already is a tensor, or `minimize(loss, var_list)` without `tape=`. In a file with a tape, also
+    reports a Keras layer that combines its variables in `build` or `__init__`
+    (`self.kernel = self.w_mu + self.w_sigma * eps`) and uses the result in `call`.
 
     ## Why is this bad?
     A `GradientTape` only records the operations that run while its `with` block is open. Whatever
     is computed after the block (or before it) is invisible to it, so the target is disconnected from
     the variables and `tape.gradient` returns `None` for each of them. `apply_gradients` then fails
-    with "No gradients provided for any variable", or silently skips the variables.
+    with "No gradients provided for any variable", or silently skips the variables. `minimize(loss_fn)`
+    opens its own tape around the call of `loss_fn`; a callable that only returns a finished tensor
+    records nothing.
 
     ## Example
     ```python
@@ -84,14 +92,16 @@ class LossOutsideTape(Rule):
     - https://github.com/tensorflow/tensorflow/issues/45604 (negation outside the tape)
     - https://github.com/tensorflow/tensorflow/issues/37141 (minus sign outside the tape)
     - https://github.com/tensorflow/tensorflow/issues/27660 (target computed outside the context)
-    - https://github.com/tensorflow/tensorflow/issues/42167 (maintainer: compute inside the tape's scope)
+    - https://github.com/tensorflow/tensorflow/issues/42167 (`minimize(lambda: cost)`; maintainer: compute inside the lambda)
+    - https://github.com/tensorflow/tensorflow/issues/51622 (`minimize` of a tensor: "`tape` is required")
+    - https://github.com/tensorflow/tensorflow/issues/32729 (noisy layer: weights combined in `build`)
     """
 
     code = "TL003"
     name = "loss-outside-tape"
     message = "`{loss}` is computed {where} the `with {tape}` block, so the tape never recorded it and `{tape}.{method}` returns None"
     severity = Severity.ERROR
-    triggers = ("GradientTape",)
+    triggers = ("GradientTape", "minimize")
     probe = "Confirmed when `tape.gradient` returns None for every variable of the step."
 
     def check(self) -> None:
@@ -101,6 +111,103 @@ class LossOutsideTape(Rule):
                 continue
             if not self._target_outside(facts, grad):
                 self._forward_pass_outside(facts, grad)
+        for site in facts.calls:
+            if site.method == "minimize":
+                self._minimize_precomputed(facts, site)
+        if facts.uses_gradient_tape:
+            self._weights_combined_in_build(facts)
+
+    def _weights_combined_in_build(self, facts: Facts) -> None:
+        """`self.kernel = self.w_mu + self.w_sigma * eps` in a layer's `build`/`__init__`, read in `call`:
+        computed once, before any tape, so the variables it reads get no gradient."""
+        for cls in facts.classes.values():
+            call = cls.methods.get("call")
+            if call is None or not any(b.startswith("keras.") for b in cls.bases):
+                continue
+            variables = set()
+            for binding in facts.bindings:
+                if binding.scope.class_name != cls.name or not binding.target.startswith("self."):
+                    continue
+                value = binding.value
+                if isinstance(value, cst.Call) and (
+                        facts.resolve(value.func) in ("tensorflow.Variable", "keras.Variable")
+                        or dotted(value.func) == "self.add_weight"):
+                    variables.add(binding.target)
+            if not variables:
+                continue
+            read_in_call = names_in(call.node)
+            for binding in facts.bindings:
+                scope = binding.scope
+                if scope.class_name != cls.name or scope.simple_name not in ("build", "__init__"):
+                    continue
+                if not binding.target.startswith("self.") or binding.target in variables:
+                    continue
+                value = binding.value
+                if binding.index is not None or not isinstance(value, (cst.BinaryOperation, cst.Call)):
+                    continue
+                if isinstance(value, cst.Call) and not (facts.resolve(value.func) or "").startswith("tensorflow."):
+                    continue
+                used = sorted(names_in(value) & variables)
+                if not used or binding.target not in read_in_call:
+                    continue
+                if any(b.scope is call and b.target == binding.target for b in facts.bindings_of(binding.target)):
+                    continue
+                node = binding.target_node
+                self.report(
+                    node,
+                    f"`{binding.target}` is computed from `{used[0]}` in `{scope.simple_name}`, once and outside any "
+                    f"tape; `call` reuses that fixed tensor, so the tape never sees `{used[0]}` and its gradient "
+                    "is None: compute it in `call`",
+                )
+
+    def _minimize_precomputed(self, facts: Facts, site: CallSite) -> None:
+        """`opt.minimize(lambda: loss, var_list)` (or `opt.minimize(loss, var_list)`) with `loss` a
+        tensor computed earlier: a Keras optimizer opens its own tape around the callable only."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or not self._is_keras_optimizer(facts, func.value, site):
+            return
+        if keyword_arg(site.node, "tape") is not None:
+            return
+        loss = arg_value(site.node, 0, "loss")
+        body: cst.BaseExpression | None = None
+        if isinstance(loss, cst.Lambda):
+            body = loss.body
+        elif isinstance(loss, cst.Name) and loss.value not in facts.functions:
+            binding = facts.binding_before(loss.value, site.scope, site.order)
+            if binding is None or binding.index is not None or binding.value is None:
+                return
+            if isinstance(binding.value, cst.Lambda):
+                body = binding.value.body
+            elif _is_computation(facts, binding.value) and not isinstance(binding.value, cst.Lambda):
+                self.report(
+                    loss,
+                    f"`{loss.value}` is a tensor computed before `{render(func)}` runs, and no `tape=` is "
+                    "given: the optimizer can only record a loss it computes itself, so it gets no gradient",
+                )
+                return
+        if not isinstance(body, cst.Name):
+            return
+        lambda_node = loss if isinstance(loss, cst.Lambda) else None
+        where = site.scope
+        computed = facts.binding_before(body.value, where, site.order)
+        if computed is None or computed.index is not None or not _is_computation(facts, computed.value):
+            return
+        if isinstance(computed.value, cst.Lambda):
+            return
+        self.report(
+            lambda_node or loss or site.node,
+            f"`{body.value}` is computed before `{render(func)}` opens its tape; the callable only returns "
+            "the finished tensor, so the tape records no op and no gradient reaches the variables",
+        )
+
+    @staticmethod
+    def _is_keras_optimizer(facts: Facts, receiver: cst.BaseExpression, site: CallSite) -> bool:
+        if isinstance(receiver, cst.Call):
+            return optimizer_class(facts.resolve(receiver.func)) is not None
+        name = render(receiver)
+        binding = facts.binding_before(name, site.scope, site.order)
+        value = binding.value if binding is not None else None
+        return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None
 
     def _target_outside(self, facts: Facts, grad: GradientCall) -> bool:
         site, tape, target = grad.site, grad.tape, grad.target
@@ -250,6 +357,40 @@ def train_step(model, optimizer, x, y):
 """,
             "near miss: the forward pass is in a helper called inside the block",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+probs = tf.Variable([1.0, 2.0, 3.0])
+objective = lambda: -tf.reduce_mean(tf.math.log(probs))
+tf.keras.optimizers.Adam(0.5).minimize(objective, var_list=[probs])
+""",
+            "the callable computes the loss itself, under the tape `minimize` opens",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+class NoisyDense(tf.keras.layers.Layer):
+    def build(self, input_shape):
+        self.w_mu = self.add_weight(shape=(input_shape[-1], 4))
+        self.w_sigma = self.add_weight(shape=(input_shape[-1], 4))
+        self.scale = tf.sqrt(tf.cast(input_shape[-1], tf.float32))
+
+    def call(self, x):
+        kernel = self.w_mu + self.w_sigma * tf.random.normal(tf.shape(self.w_mu))
+        return tf.matmul(x, kernel) / self.scale
+
+layer = NoisyDense()
+opt = tf.keras.optimizers.Adam()
+x = tf.ones((2, 3))
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(layer(x))
+grads = tape.gradient(loss, layer.trainable_variables)
+opt.apply_gradients(zip(grads, layer.trainable_variables))
+""",
+            "the noisy kernel is combined in `call`, under the tape; `build` only computes a constant",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -310,6 +451,57 @@ for x, y in [(tf.zeros((4, 3)), tf.zeros((4, 1)))]:
             line=8,
             column=19,
             message_contains="The forward pass `model(x, training=True)` runs before",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+probs = tf.Variable([1.0, 2.0, 3.0])
+cost = -tf.reduce_mean(tf.math.log(probs))
+objective = lambda: cost
+tf.keras.optimizers.Adam(0.5).minimize(objective, var_list=[probs])
+""",
+            line=7,
+            column=40,
+            message_contains="`cost` is computed before",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+w = tf.Variable(tf.random.normal([1]))
+b = tf.Variable(tf.random.normal([1]))
+optimizer = tf.keras.optimizers.SGD(learning_rate=0.01)
+error = tf.reduce_mean(tf.square(tf.constant([1.0, 2.0]) - (w * tf.constant([1.0, 2.0]) + b)))
+optimizer.minimize(error, var_list=[w, b])
+""",
+            line=8,
+            message_contains="no `tape=` is given",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class NoisyDense(tf.keras.layers.Layer):
+    def build(self, input_shape):
+        self.w_mu = self.add_weight(shape=(input_shape[-1], 4))
+        self.w_sigma = self.add_weight(shape=(input_shape[-1], 4))
+        self.kernel = self.w_mu + self.w_sigma * tf.random.normal((input_shape[-1], 4))
+
+    def call(self, x):
+        return tf.matmul(x, self.kernel)
+
+layer = NoisyDense()
+opt = tf.keras.optimizers.Adam()
+x = tf.ones((2, 3))
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(layer(x))
+grads = tape.gradient(loss, layer.trainable_variables)
+opt.apply_gradients(zip(grads, layer.trainable_variables))
+""",
+            line=8,
+            column=9,
+            message_contains="`self.kernel` is computed from `self.w_mu` in `build`",
         ),
     ]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.dataflow import State, flow_of_binding, gradient_flow, names_in, render
-from tapelint.analysis.gradients import gradient_calls, is_inside, watched_names
+from tapelint.analysis.gradients import gradient_calls, is_inside, other_models, watched_names
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -15,8 +15,10 @@ class NonDifferentiableOpInTape(Rule):
     (through assignments, lists, and the helper functions and methods of the same file) and reports
     the op that cuts every one of those paths: `.numpy()`, NumPy functions, Python `float()`/`int()`,
     `model.predict()`, `tf.argmax`/`argmin`, `tf.round`, `tf.cast` to an integer or bool dtype,
-    comparisons used as values, `tf.stop_gradient`, `tf.numpy_function`. The message names the op and
-    the value it cuts.
+    comparisons used as values, `tf.stop_gradient`, `tf.numpy_function`, and an index computed from the
+    model's output (`labels[order]`). When the gradient is taken for the weights of given models
+    (`generator.trainable_variables`), another model on the path (the critic) passes its input's
+    gradient but does not count as a source. The message names the op and the value it cuts.
 
     ## Why is this bad?
     The tape only records differentiable TensorFlow ops. A value that left TensorFlow (NumPy, Python
@@ -80,13 +82,14 @@ class NonDifferentiableOpInTape(Rule):
                 continue
             site = grad.site
             connected = frozenset(names_in(grad.sources) | watched_names(facts, grad.tape, site.order))
+            others = other_models(facts, grad)
             if isinstance(target, cst.Name):
                 binding = facts.binding_before(target.value, site.scope, site.order)
                 if binding is None or not is_inside(grad.tape, binding):
                     continue  # computed outside the tape: TL003
-                flow = flow_of_binding(facts, binding, connected)
+                flow = flow_of_binding(facts, binding, connected, others)
             elif grad.tape.encloses(site.order):
-                flow = gradient_flow(facts, target, site.scope, site.order, connected)
+                flow = gradient_flow(facts, target, site.scope, site.order, connected, others)
             else:
                 continue
             if flow.state != State.CUT or flow.node is None or id(flow.node) in reported:
@@ -153,6 +156,43 @@ def quantize(encoder, codebook, x):
 """,
             "straight-through estimator: the cut path is bypassed",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+bce = tf.keras.losses.BinaryCrossentropy()
+gen_opt = tf.keras.optimizers.SGD(1e-3)
+
+def generator_step(z):
+    with tf.GradientTape() as tape:
+        fake = generator(z)
+        decision = critic(tf.reshape(tf.reduce_mean(fake, axis=0), (1, 4)))
+        loss = bce(tf.ones((1, 1)), decision)
+    grads = tape.gradient(loss, generator.trainable_variables)
+    gen_opt.apply_gradients(zip(grads, generator.trainable_variables))
+""",
+            "the critic is called on the generator's output through TF ops only: the gradient reaches the generator",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+encoder = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+head = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model = tf.keras.Sequential([encoder, head])
+opt = tf.keras.optimizers.Adam()
+
+def step(x, y):
+    with tf.GradientTape() as tape:
+        feats = encoder(x).numpy()
+        loss = tf.reduce_mean(tf.square(head(feats) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "`head` is part of `model`: its weights still get a gradient after the cut",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -216,5 +256,51 @@ for x, y in [(tf.zeros((2, 3)), tf.zeros((2, 1)))]:
 """,
             line=11,
             message_contains="`model.predict()`",
+        ),
+        Invalid(
+            """
+import numpy as np
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+bce = tf.keras.losses.BinaryCrossentropy()
+gen_opt = tf.keras.optimizers.SGD(1e-3)
+
+def summary_stats(values):
+    return np.array([np.mean(values), np.std(values), np.min(values), np.max(values)])
+
+def generator_step(z):
+    with tf.GradientTape() as tape:
+        fake = generator(z)
+        decision = critic(summary_stats(fake.numpy()).reshape((1, 4)))
+        loss = bce(tf.ones((1, 1)), decision)
+    grads = tape.gradient(loss, generator.trainable_variables)
+    gen_opt.apply_gradients(zip(grads, generator.trainable_variables))
+""",
+            line=16,
+            message_contains="`.numpy()` cuts the gradient of `fake`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+w = tf.Variable(tf.random.normal((5, 1)))
+opt = tf.keras.optimizers.Adam(0.01)
+discounts = 1.0 / tf.math.log(tf.range(2.0, 18.0))
+
+def rank_loss(scores, relevance):
+    order = tf.argsort(-scores[:, 0])
+    return -tf.reduce_sum(tf.cast(relevance, tf.float32)[:16] * discounts) + tf.reduce_sum(relevance[order] * discounts)
+
+def step(feats, relevance):
+    with tf.GradientTape() as tape:
+        scores = tf.matmul(feats, w)
+        loss = rank_loss(scores, relevance)
+    grads = tape.gradient(loss, [w])
+    opt.apply_gradients(zip(grads, [w]))
+""",
+            line=9,
+            message_contains="`tf.argsort` cuts the gradient of `-scores[:, 0]`",
         ),
     ]

@@ -5,6 +5,7 @@ import libcst as cst
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.modes import mode_layers
 from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
@@ -123,8 +124,8 @@ class GradientVariableMismatch(Rule):
     `tape.gradient(loss, sources)` call that computed them and compares `sources` with `variables`.
     Reports gradients of one model applied to another's variables (the critic's gradients applied to
     the actor), gradients taken on `model.variables`/`model.weights` (non-trainable included) applied
-    to `model.trainable_variables`, lists of different length or order, and `zip(variables, grads)`
-    with the two swapped.
+    to `model.trainable_variables`, `model.variables` on both sides for a model with BatchNormalization,
+    lists of different length or order, and `zip(variables, grads)` with the two swapped.
 
     ## Why is this bad?
     `apply_gradients` pairs gradients and variables by position. With the wrong list, each gradient
@@ -193,13 +194,31 @@ class GradientVariableMismatch(Rule):
             if source_list is None or var_list is None:
                 continue
             why = self._difference(source_list, var_list)
+            if why is not None and why.startswith("both lists hold every variable") and not self._has_batchnorm(
+                    facts, source_list, grad_site):
+                continue  # without BatchNorm, `variables` is `trainable_variables` (a `tf.Module`, a plain MLP)
             if why is not None:
                 self.report(vars_expr, sources=render(sources), variables=render(vars_expr), why=why)
+
+    @staticmethod
+    def _has_batchnorm(facts: Facts, sources: _Collection, site: CallSite) -> bool:
+        for owner, _kind in sources.parts:
+            try:
+                expr = cst.parse_expression(owner.split("#")[0])
+            except cst.ParserSyntaxError:
+                continue
+            if any("BatchNormalization" in layer for layer in mode_layers(facts, expr, site.scope, site.order)):
+                return True
+        return False
 
     @staticmethod
     def _difference(sources: _Collection, variables: _Collection) -> str | None:
         a, b = sources.parts, variables.parts
         if len(a) == len(b) and all(_same_object(x[0], y[0]) and x[1] == y[1] for x, y in zip(a, b)):
+            if any(x[1] == "all" for x in a):
+                return ("both lists hold every variable, the non-trainable ones too (BatchNorm moving statistics, "
+                        "frozen layers); their gradients are None and they are not the optimizer's to change: use "
+                        "`trainable_variables` on both sides")
             return None
         if len(a) == len(b) and all(_same_object(x[0], y[0]) for x, y in zip(a, b)):
             if any(x[1] == "all" and y[1] == "trainable" for x, y in zip(a, b)):
@@ -258,6 +277,21 @@ class Trainer(tf.keras.Model):
 """,
             "near miss: the same list through a name and a clipping comprehension",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.variables)
+    optimizer.apply_gradients(zip(grads, model.variables))
+""",
+            "`variables` on both sides of a model without BatchNorm: every variable is trainable",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -315,5 +349,26 @@ def train_step(x, y):
 """,
             line=11,
             message_contains="wrong order",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([
+    tf.keras.layers.Conv2D(16, 3),
+    tf.keras.layers.BatchNormalization(),
+    tf.keras.layers.GlobalAveragePooling2D(),
+    tf.keras.layers.Dense(10),
+])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.variables)
+    optimizer.apply_gradients(zip(grads, model.variables))
+""",
+            line=16,
+            message_contains="the non-trainable ones too",
         ),
     ]

@@ -8,7 +8,8 @@ one of four states:
 - CONNECTED: some path reaches a model/layer call, a `tf.Variable` or a watched tensor through ops
   that pass gradients;
 - CUT: every such path goes through an op that passes no gradient (`tf.argmax`, `.numpy()`,
-  `float()`, `model.predict()`, ...); the flow names the first op that cut it and the value it cut;
+  `float()`, `model.predict()`, an index `x[i]` with `i` computed from the weights, ...); the flow names
+  the first op that cut it and the value it cut;
 - NONE: it depends on data and constants only;
 - UNKNOWN: something on the way cannot be read (an unknown callable, an attribute of an object).
 
@@ -19,6 +20,7 @@ part hides a CUT, so rules built on CUT stay silent when in doubt.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -166,9 +168,12 @@ class _Flow:
     MAX_DEPTH = 40
     MAX_NESTING = 60
 
-    def __init__(self, facts: Facts, connected: frozenset[str]) -> None:
+    def __init__(self, facts: Facts, connected: frozenset[str], others: Callable[..., bool] | None = None) -> None:
         self.f = facts
         self.connected = connected
+        # `others(func, scope, order)`: the callee is a model whose weights are not differentiated here
+        # (`D(G(z))` with gradients for G only), so it passes its input's gradient and adds none.
+        self.others = others
         self.active: set[tuple[int, int]] = set()
         self.memo: dict[tuple[int, int], Flow] = {}
         self.frames: dict[int, Frame] = {}
@@ -295,6 +300,17 @@ class _Flow:
         if isinstance(expr, cst.IfExp):
             return combine([self.expr(expr.body, frame, order), self.expr(expr.orelse, frame, order)])
         if isinstance(expr, cst.Subscript):
+            # An index carries no gradient: `labels[order]` with `order` computed from the model's
+            # output depends on the weights only through a cut.
+            indices = [self.expr(e.slice.value, frame, order) for e in expr.slice
+                       if isinstance(e.slice, cst.Index)]
+            index = combine(indices)
+            if index.state == State.CONNECTED:
+                first = expr.slice[0].slice
+                index = self._cut(index, expr, f"the index `{render(first)}`",
+                                  first.value if isinstance(first, cst.Index) else None)
+            if index.state == State.CUT:
+                return combine([self.expr(expr.value, frame, order), index])
             return self.expr(expr.value, frame, order)
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
             return combine([self.expr(e.value, frame, order) for e in expr.elements])
@@ -430,6 +446,8 @@ class _Flow:
             alias = dotted(binding.value)
             if alias in f.functions and not f.visible_bindings(alias, binding.scope):
                 return self._returns(*self._enter(f.functions[alias], call, frame, order))
+        if self.others is not None and self.others(call.func, frame.scope, order):
+            return self._args(call, frame, order)
         return CONNECTED  # a model, a layer, or a callable we cannot see into
 
     def _method_call(self, call: cst.Call, func: cst.Attribute, frame: Frame, order: int) -> Flow:
@@ -459,6 +477,8 @@ class _Flow:
                 qualified = f.resolve(binding.value)
                 if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
                     return self._args(call, frame, order)
+            if self.others is not None and self.others(func, frame.scope, order):
+                return self._args(call, frame, order)
             return CONNECTED
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             return CONNECTED  # `self.encoder(x)`: a sub-layer
@@ -534,10 +554,11 @@ def _walk(node: cst.CSTNode | None):  # type: ignore[no-untyped-def]
 
 
 def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
-                  connected: frozenset[str] = frozenset()) -> Flow:
+                  connected: frozenset[str] = frozenset(), others: Callable[..., bool] | None = None) -> Flow:
     """The gradient state of `expr` read at `order` in `scope`. Names in `connected` (watched tensors,
-    the gradient's own sources) count as differentiable leaves."""
-    flow = _Flow(facts, connected)
+    the gradient's own sources) count as differentiable leaves; calls of models that `others` accepts
+    pass their input's gradient but are no leaves."""
+    flow = _Flow(facts, connected, others)
     try:
         flow.warm_up(scope, order)
         return flow.expr(expr, flow.frame_for(scope, 0), order)
@@ -545,8 +566,9 @@ def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, o
         return UNKNOWN
 
 
-def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = frozenset()) -> Flow:
-    flow = _Flow(facts, connected)
+def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = frozenset(),
+                    others: Callable[..., bool] | None = None) -> Flow:
+    flow = _Flow(facts, connected, others)
     try:
         flow.warm_up(binding.scope, binding.order)
         return flow.binding(binding, flow.frame_for(binding.scope, 0))

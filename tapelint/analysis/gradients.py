@@ -6,11 +6,12 @@ computed these gradients" or "which variables are these gradients applied to".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.facts import Binding, CallSite, Facts, TapeBlock, arg_value
+from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, TapeBlock, arg_value
 from tapelint.analysis.dataflow import names_in
 from tapelint.analysis.names import dotted
 
@@ -91,3 +92,47 @@ def weights_owner(expr: cst.BaseExpression | None) -> str | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("trainable_variables", "trainable_weights"):
         return dotted(expr.value)
     return None
+
+
+def other_models(facts: Facts, grad: GradientCall) -> Callable[[cst.BaseExpression, Scope, int], bool] | None:
+    """When every source of `grad` is the weights of a known model (`G.trainable_variables`,
+    `enc.trainable_variables + dec.trainable_variables`), a predicate that accepts a callee which is a
+    known model other than those: its weights get no gradient from this call. None when in doubt."""
+    from tapelint.analysis.keras import model_reader
+
+    parts: list[cst.BaseExpression] = []
+    pending = [grad.sources]
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            pending += [expr.left, expr.right]
+        elif isinstance(expr, (cst.List, cst.Tuple)):
+            pending += [e.value for e in expr.elements]
+        elif isinstance(expr, cst.Attribute) and weights_owner(expr) is not None:
+            parts.append(expr.value)
+        else:
+            return None
+    reader = model_reader(facts)
+    site = grad.site
+    owned = []
+    # Names a source model is built from: a model inside it (`Sequential([encoder, head])`) is no other model.
+    inside: set[str] = set()
+    for owner in parts:
+        info = reader.model_of(owner, site.scope, site.order)
+        if info is None or info.kind not in ("sequential", "subclass", "application"):
+            return None  # a functional model's layers are not read here
+        owned.append(info.construction)
+        node = facts.classes[info.class_name].node if info.kind == "subclass" and info.class_name in facts.classes \
+            else info.construction
+        inside |= names_in(node)
+        for add in facts.calls_to(f"{dotted(owner)}.add"):
+            inside |= names_in(add.node)
+
+    def other(func: cst.BaseExpression, scope: Scope, order: int) -> bool:
+        name = dotted(func)
+        if name is None or name in inside or name.split(".")[-1] in inside:
+            return False
+        info = reader.model_of(func, scope, order)
+        return info is not None and all(info.construction is not c for c in owned)
+
+    return other
