@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.facts import CallSite, Facts
+from tapelint.analysis.facts import CallSite, Facts, arg_value
 
 from tapelint.analysis.optimizers import is_applied, optimizer_creations
 from tapelint.diagnostic import Severity
@@ -20,14 +20,6 @@ def _is_weights(expr: cst.BaseExpression | None) -> bool:
     if isinstance(expr, (cst.List, cst.Tuple)):
         return any(_is_weights(e.value) for e in expr.elements)
     return False
-
-
-def _sources(site: CallSite) -> cst.BaseExpression | None:
-    positional = [a for a in site.node.args if a.keyword is None]
-    for arg in site.node.args:
-        if arg.keyword is not None and arg.keyword.value == "sources":
-            return arg.value
-    return positional[1].value if len(positional) > 1 else None
 
 
 class OptimizerNeverApplied(Rule):
@@ -102,7 +94,7 @@ class OptimizerNeverApplied(Rule):
         if unapplied:
             return
         for site in gradient_calls:
-            if site.method != "gradient" or not _is_weights(_sources(site)):
+            if site.method != "gradient" or not _is_weights(arg_value(site.node, 1, "sources")):
                 continue
             if _discarded(facts, site):
                 self.report(

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tapelint.analysis.walk import child_nodes
+
 from tapelint.analysis.blocks import blocks, positions
 from tapelint.analysis.dataflow import contains
 from tapelint.analysis.facts import keyword_arg
@@ -116,7 +118,7 @@ class NonPersistentTapeReused(Rule):
             if isinstance(node, cst.DictComp) and (contains(node.value, grad.site.node)
                                                    or contains(node.key, grad.site.node)):
                 return True
-            stack.extend(node.children)
+            stack.extend(child_nodes(node))
         return False
 
     def _line(self, node: cst.CSTNode) -> int | None:

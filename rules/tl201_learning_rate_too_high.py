@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import libcst as cst
-
 from tapelint.analysis.constants import number
 from tapelint.analysis.facts import arg_value
 from tapelint.analysis.keras import learning_rate, trains_a_model, transfer_learning
@@ -118,7 +116,7 @@ class LearningRateTooHigh(Rule):
                 continue
             if steps_only_plain_variables(self.facts, creation):
                 continue  # it optimises an input (an image, a latent), not a network's weights
-            node = lr.node if lr.node is not None and _inside(creation.node, lr.node) else creation.node
+            node = lr.node if lr.node is not None and contains(creation.node, lr.node) else creation.node
             cls = creation.cls
             if cls == "SGD" and self._momentum(creation) > 0:
                 cls = "SGD with momentum"
@@ -213,6 +211,3 @@ model.compile(optimizer=optimizer, loss="mse")
                 message_contains="SGD with momentum"),
     ]
 
-
-def _inside(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return contains(tree, node)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from tapelint.analysis.blocks import positions
 from tapelint.analysis.keras import LOSS_SCALE_WRAPPERS
 from tapelint.analysis.mixed_precision import float16_policy, scaling_in
 from tapelint.analysis.training_steps import is_training_gradient
@@ -74,7 +75,6 @@ class LossScalingMissing(Rule):
         if policy is None or not facts.uses_gradient_tape:
             return
         wrapped = any((c.qualified or "").rsplit(".", 1)[-1] in LOSS_SCALE_WRAPPERS for c in facts.calls)
-        line = self._line(policy.node)
         reported: set[int] = set()
         for call in facts.gradient_calls():
             if not is_training_gradient(facts, call):
@@ -98,14 +98,12 @@ class LossScalingMissing(Rule):
             else:
                 why = ("small float16 gradients underflow to zero; wrap the optimizer in `LossScaleOptimizer` "
                        "and scale the loss before `tape.gradient`")
-            self.report(call.node, tape=call.receiver or "tape", line=line, why=why)
+            self.report(call.node, tape=call.receiver or "tape", line=self._line(policy.node), why=why)
 
     def _line(self, node) -> str:  # type: ignore[no-untyped-def]
-        code = self.context.source
-        module = self.context.module
-        text = module.code_for_node(node)
-        index = code.find(text)
-        return str(code.count("\n", 0, index) + 1) if index >= 0 else "?"
+        # The file's one shared position pass (the engine reuses it for the report itself).
+        position = positions(self.context.shared, self.context.module).get(node)
+        return str(position.start.line) if position is not None else "?"
 
     VALID = [
         Valid(

@@ -126,7 +126,7 @@ class FrozenBackbone(Rule):
         reasons: list[str] = []
         severity = Severity.INFO
         nothing_left = any(
-            dotted(_sources(site)) == f"{holder}.trainable_variables" for site in facts.gradient_calls()
+            dotted(arg_value(site.node, 1, "sources")) == f"{holder}.trainable_variables" for site in facts.gradient_calls()
         )
         if nothing_left:
             reasons.append("nothing trainable is left: the tape differentiates its own `trainable_variables`")
@@ -391,7 +391,7 @@ def _in_custom_loop(facts: Facts, holder: str) -> bool:
     trains = (
         any(c.method in APPLY_METHODS for c in facts.calls)
         or bool(optimizer_creations(facts))
-        or any((dotted(_sources(g)) or "").endswith((".trainable_variables", ".trainable_weights"))
+        or any((dotted(arg_value(g.node, 1, "sources")) or "").endswith((".trainable_variables", ".trainable_weights"))
                for g in facts.gradient_calls())
     )
     if not trains:
@@ -415,10 +415,6 @@ def _in_custom_loop(facts: Facts, holder: str) -> bool:
         if id(use.node) in handed_to:
             return True  # handed to a function or class that may train it with a tape
     return False
-
-
-def _sources(site) -> cst.BaseExpression | None:  # type: ignore[no-untyped-def]
-    return arg_value(site.node, 1, "sources")
 
 
 def _head_layer_count(facts: Facts, holder: str) -> int | None:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tapelint.analysis.walk import child_nodes
+
 from tapelint.analysis.dataflow import names_in, render
 from tapelint.analysis.facts import Binding, Facts, Scope
 from tapelint.diagnostic import Severity
@@ -36,7 +38,7 @@ def _globals(scope: Scope) -> set[str]:
         if isinstance(node, cst.Global):
             names.update(n.name.value for n in node.names)
         elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(node.children)
+            stack.extend(child_nodes(node))
     return names
 
 

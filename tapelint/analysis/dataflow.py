@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tapelint.analysis.walk import child_nodes
+from tapelint.analysis.walk import child_nodes, iter_nodes
+from tapelint.analysis.walk import contains as walk_contains
 
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
@@ -527,7 +528,7 @@ class _Flow:
                     flows.append(self.expr(value.elements[index].value, frame, ret.order))
                     continue
             flows.append(self.expr(value, frame, ret.order))
-        if any(isinstance(node, (cst.Yield,)) for node in _walk(scope.node)):
+        if any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
             return UNKNOWN
         return combine(flows)
 
@@ -541,16 +542,6 @@ def _names(target: cst.BaseExpression) -> list[str]:
             found.extend(_names(element.value))
         return found
     return []
-
-
-def _walk(node: cst.CSTNode | None):  # type: ignore[no-untyped-def]
-    if node is None:
-        return
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child_nodes(current))
 
 
 def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
@@ -607,4 +598,4 @@ def names_in(expr: cst.CSTNode | None) -> set[str]:
 
 
 def contains(tree: cst.CSTNode | None, node: cst.CSTNode) -> bool:
-    return any(current is node for current in _walk(tree))
+    return tree is not None and walk_contains(tree, node)

@@ -136,20 +136,16 @@ class _Tracker:
 
     def _is_returned_or_stored(self, node: cst.CSTNode, order: int) -> bool:
         for ret in self.f.returns:
-            if ret.value is not None and _contains(ret.value, node):
+            if ret.value is not None and contains(ret.value, node):
                 return True
         for binding in self.f.bindings:
-            if binding.value is not None and binding.value is not node and _contains(binding.value, node):
+            if binding.value is not None and binding.value is not node and contains(binding.value, node):
                 return True  # inside a container or expression that is stored elsewhere
             if binding.value is node:
                 # `other = opt` / `self.opt = opt`: follow the new holder.
                 if self.holder_is_applied(binding.target, binding.scope, binding.order):
                     return True
         return False
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return contains(tree, node)
 
 
 def is_applied(facts: Facts, creation: OptimizerCreation) -> bool:
