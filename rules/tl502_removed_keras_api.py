@@ -15,6 +15,57 @@ _REMOVED_FUNCTIONS = {
     "keras.backend.get_session": "TF2 has no session; run eagerly or inside `tf.function`",
 }
 _EXPERIMENTAL = frozenset({"keras.optimizers.experimental", "keras.layers.experimental", "keras.experimental"})
+# Members of the TF 2 `experimental` namespaces that Keras 3 has under a stable name with the same behaviour:
+# namespace -> (where Keras 3 has them, below the module written before `experimental`; which ones). Each was checked with `hasattr` on the installed Keras
+# 3.15.1; tests/test_defects_found_on_real_code.py checks them again on the installed Keras. A member that
+# is not listed gets no rename: `RandomHeight`, for one, is gone from Keras 3.
+MOVED = {
+    "keras.experimental": ("optimizers.schedules", frozenset({"CosineDecay", "CosineDecayRestarts"})),
+    "keras.optimizers.experimental": ("", frozenset({
+        "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop",
+        "SGD",
+    })),
+    "keras.layers.experimental": ("", frozenset({"EinsumDense"})),
+    "keras.layers.experimental.preprocessing": ("", frozenset({
+        "CategoryEncoding", "CenterCrop", "Discretization", "HashedCrossing", "Hashing", "IntegerLookup",
+        "Normalization", "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
+        "RandomTranslation", "RandomZoom", "Rescaling", "Resizing", "StringLookup", "TextVectorization",
+    })),
+}
+# Members with no drop-in replacement in Keras 3: what to use instead (`{keras}` is the user's spelling of
+# the keras module). The replacements named here exist on the installed Keras 3.15.1 (checked by the same test).
+GONE = {
+    "keras.experimental.export_saved_model": (
+        "Keras 3 has no drop-in replacement: export a SavedModel for serving with `model.export(path)` "
+        "(reload it with `{keras}.layers.TFSMLayer(path)`), or save the model with `model.save(\"model.keras\")`"),
+    "keras.experimental.load_from_saved_model": (
+        "Keras 3 has no drop-in replacement: load a `.keras` file with `{keras}.saving.load_model(\"model.keras\")`, "
+        "or call a SavedModel for inference through `{keras}.layers.TFSMLayer(path)`"),
+    "keras.experimental.LinearCosineDecay": (
+        "Keras 3 has no such schedule: use `{keras}.optimizers.schedules.CosineDecay` or subclass "
+        "`{keras}.optimizers.schedules.LearningRateSchedule`"),
+    "keras.experimental.NoisyLinearCosineDecay": (
+        "Keras 3 has no such schedule: use `{keras}.optimizers.schedules.CosineDecay` or subclass "
+        "`{keras}.optimizers.schedules.LearningRateSchedule`"),
+    "keras.experimental.LinearModel": "Keras 3 has no such model: build it from `{keras}.layers.Dense` layers",
+    "keras.experimental.WideDeepModel": (
+        "Keras 3 has no such model: combine the two parts with the functional API and `{keras}.layers.Concatenate`"),
+    "keras.experimental.PeepholeLSTMCell": "Keras 3 has no peephole cell: `{keras}.layers.LSTMCell` has no peepholes",
+    "keras.experimental.SequenceFeatures": (
+        "Keras 3 dropped feature columns: preprocess with `{keras}.utils.FeatureSpace` or preprocessing layers"),
+    "keras.layers.experimental.SyncBatchNormalization": "use `{keras}.layers.BatchNormalization(synchronized=True)`",
+    "keras.layers.experimental.preprocessing.CategoryCrossing": (
+        "Keras 3 has `{keras}.layers.HashedCrossing`, which hashes the crossed features"),
+    "keras.layers.experimental.preprocessing.PreprocessingLayer": "subclass `{keras}.layers.Layer`",
+    "keras.layers.experimental.preprocessing.RandomHeight": (
+        "Keras 3 has no `RandomHeight`: `{keras}.layers.RandomZoom(height_factor, width_factor=0.0)` is the closest, "
+        "and keeps the image size"),
+    "keras.layers.experimental.preprocessing.RandomWidth": (
+        "Keras 3 has no `RandomWidth`: `{keras}.layers.RandomZoom(0.0, width_factor)` is the closest, "
+        "and keeps the image size"),
+}
+_NO_REPLACEMENT = ("there is no drop-in replacement: rewrite the code, or keep Keras 2 with `tf_keras` and "
+                   "`TF_USE_LEGACY_KERAS=1`")
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
@@ -66,8 +117,14 @@ class RemovedKerasApi(Rule):
     `reset_states()` -> `reset_state()` and `.lr` -> `.learning_rate` are safe renames with the same
     behaviour. `fit_generator` -> `fit` (and the other two) is unsafe: Keras 3's `fit` does not accept
     `workers`, `use_multiprocessing` or `max_queue_size`, so remaining arguments may need changes.
-    Dropping `experimental` (and `experimental.preprocessing`) is safe: Keras 3 has the same classes
-    under the stable names, and `keras.experimental.CosineDecay` is `keras.optimizers.schedules.CosineDecay`.
+    Dropping `experimental` (and `experimental.preprocessing`) is safe, and offered only for the members
+    that Keras 3 has under the stable name (checked on Keras 3.15): the optimizers, `EinsumDense` and
+    the preprocessing layers; `keras.experimental.CosineDecay` and `CosineDecayRestarts` become
+    `keras.optimizers.schedules.CosineDecay` and `CosineDecayRestarts`. Members that Keras 3 dropped get
+    no fix, only what to use instead: `keras.experimental.export_saved_model` (use `model.export(path)`
+    or `model.save("model.keras")`), `load_from_saved_model` (`keras.saving.load_model` or
+    `keras.layers.TFSMLayer`), `LinearCosineDecay`, `LinearModel`, `WideDeepModel`, `SequenceFeatures`,
+    `SyncBatchNormalization` (`BatchNormalization(synchronized=True)`), `RandomHeight`, `RandomWidth`.
     Replacing a `legacy` optimizer by the current one is unsafe: their defaults and slot variables
     differ. The removed backend functions have no mechanical replacement.
 
@@ -151,24 +208,27 @@ class RemovedKerasApi(Rule):
                             "on Keras 3 unless tf_keras is installed and `TF_USE_LEGACY_KERAS=1`)",
                             fix=PendingFix(f"Use `{dotted(new)}`", False, [(outer, new)]))
                 continue
+            namespace, member = qualified, outer
             if qualified == "keras.layers.experimental" and outer.attr.value == "preprocessing":
-                replaced = outer
-                after = parents.get(id(outer))
-                if after is None:
+                member = parents.get(id(outer))  # type: ignore[assignment]
+                if member is None:
                     continue
-                new = cst.Attribute(value=base, attr=after.attr)
-                replaced = after
-            elif qualified == "keras.experimental":
-                new = cst.Attribute(
-                    value=cst.Attribute(value=base, attr=cst.Name("optimizers")), attr=cst.Name("schedules")
-                )
-                new = cst.Attribute(value=new, attr=outer.attr)
-                replaced = outer
-            else:
-                new = cst.Attribute(value=base, attr=outer.attr)
-                replaced = outer
-            self.report(node, old=dotted(replaced) or text, instead=f"use `{dotted(new)}`",
-                        fix=PendingFix(f"Use `{dotted(new)}`", True, [(replaced, new)]))
+                namespace = "keras.layers.experimental.preprocessing"
+            name = member.attr.value
+            root = base if namespace == "keras.experimental" else getattr(base, "value", None)
+            keras_text = (dotted(root) if root is not None else None) or "keras"
+            moved = MOVED[namespace]
+            if name not in moved[1]:
+                # A removed member with no drop-in replacement: say what to use, offer no rename.
+                instead = GONE.get(f"{namespace}.{name}", _NO_REPLACEMENT).format(keras=keras_text)
+                self.report(node, old=dotted(member) or text, instead=instead)
+                continue
+            new: cst.BaseExpression = base
+            for part in filter(None, moved[0].split(".")):
+                new = cst.Attribute(value=new, attr=cst.Name(part))
+            new = cst.Attribute(value=new, attr=member.attr)
+            self.report(node, old=dotted(member) or text, instead=f"use `{dotted(new)}`",
+                        fix=PendingFix(f"Use `{dotted(new)}`", True, [(member, new)]))
 
     VALID = [
         Valid("""
@@ -265,6 +325,12 @@ optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
 for _ in range(10):
     optimizer.minimize(lambda: (w - 2.0) ** 2, var_list=[w])
 """, line=6, column=15, message_contains="apply_gradients"),
+        Invalid("""
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+tf.keras.experimental.export_saved_model(model, "saved")
+augment = tf.keras.layers.experimental.preprocessing.RandomHeight(0.2)
+""", count=2, line=4, column=1, message_contains="model.export(path)"),
     ]
 
 

@@ -1,0 +1,103 @@
+"""Defects found by running tapelint on real code: each test pins the behaviour that was wrong."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+
+from tapelint.config import Config
+from tapelint.engine import lint_source
+from tapelint.fixes import fix_source
+
+tl502 = importlib.import_module("tapelint.rules.tl502_removed_keras_api")
+
+
+def _only(code: str, source: str) -> list:
+    return [d for d in lint_source(source, "example.py", Config(select=(code,))) if d.code == code]
+
+
+# --- TL502: renames only to names that exist in Keras 3 ----------------------------------------------------
+
+
+def _keras_module(namespace: str) -> str:
+    """`keras.optimizers.experimental` -> `keras.optimizers`: the module the stable names live below."""
+    return "keras" if namespace == "keras.experimental" else namespace.split(".experimental")[0]
+
+
+def _attribute(root: object, dotted_path: str) -> object | None:
+    for part in filter(None, dotted_path.split(".")):
+        root = getattr(root, part, None)
+        if root is None:
+            return None
+    return root
+
+
+def test_every_safe_experimental_rename_exists_in_the_installed_keras():
+    keras = pytest.importorskip("keras")
+    if not keras.__version__.startswith("3."):
+        pytest.skip("the renames target Keras 3")
+    missing = []
+    for namespace, (below, members) in tl502.MOVED.items():
+        module = _attribute(keras, _keras_module(namespace).removeprefix("keras"))
+        for member in sorted(members):
+            if _attribute(module, f"{below}.{member}") is None:
+                missing.append(f"{namespace}.{member}")
+    assert not missing
+
+
+def test_members_without_a_replacement_are_really_gone_and_their_advice_exists():
+    keras = pytest.importorskip("keras")
+    if not keras.__version__.startswith("3."):
+        pytest.skip("the advice targets Keras 3")
+    for old, advice in tl502.GONE.items():
+        namespace, member = old.rsplit(".", 1)
+        below = tl502.MOVED[namespace][0]
+        module = _attribute(keras, _keras_module(namespace).removeprefix("keras"))
+        assert _attribute(module, f"{below}.{member}") is None, f"{old} has a stable name now: rename it"
+        for name in re.findall(r"`\{keras\}\.([\w.]+)", advice):
+            assert _attribute(keras, name) is not None, f"{old}: advice names keras.{name}, which does not exist"
+        for method in re.findall(r"`model\.(\w+)\(", advice):
+            assert hasattr(keras.Model, method), f"{old}: advice names model.{method}()"
+
+
+def test_export_saved_model_is_reported_without_a_fix():
+    source = 'import tensorflow as tf\ntf.keras.experimental.export_saved_model(model, "saved")\n'
+    [finding] = _only("TL502", source)
+    assert finding.fix is None
+    assert "model.export(path)" in finding.message and 'model.save("model.keras")' in finding.message
+    assert "optimizers.schedules.export_saved_model" not in finding.message
+    assert fix_source(source, "example.py", Config(select=("TL502",)), unsafe=True).source == source
+
+
+def test_load_from_saved_model_points_to_load_model_and_tfsmlayer():
+    source = 'from tensorflow import keras\nmodel = keras.experimental.load_from_saved_model("saved")\n'
+    [finding] = _only("TL502", source)
+    assert finding.fix is None
+    assert '`keras.saving.load_model("model.keras")`' in finding.message
+    assert "`keras.layers.TFSMLayer(path)`" in finding.message
+
+
+def test_cosine_decay_is_still_renamed_to_the_schedules_module():
+    source = "import tensorflow as tf\nschedule = tf.keras.experimental.CosineDecayRestarts(1e-3, 100)\n"
+    outcome = fix_source(source, "example.py", Config(select=("TL502",)))
+    assert outcome.source == (
+        "import tensorflow as tf\nschedule = tf.keras.optimizers.schedules.CosineDecayRestarts(1e-3, 100)\n"
+    )
+
+
+def test_optimizer_experimental_under_an_alias_is_renamed_below_the_alias():
+    source = "from tensorflow.keras import optimizers as O\nopt = O.experimental.AdamW(1e-3)\n"
+    outcome = fix_source(source, "example.py", Config(select=("TL502",)))
+    assert outcome.source == "from tensorflow.keras import optimizers as O\nopt = O.AdamW(1e-3)\n"
+
+
+def test_preprocessing_layer_that_keras_3_dropped_gets_no_rename():
+    source = ("import tensorflow as tf\n"
+              "augment = tf.keras.layers.experimental.preprocessing.RandomWidth(0.2)\n"
+              "bn = tf.keras.layers.experimental.SyncBatchNormalization()\n")
+    findings = _only("TL502", source)
+    assert [d.fix for d in findings] == [None, None]
+    assert "RandomZoom" in findings[0].message
+    assert "BatchNormalization(synchronized=True)" in findings[1].message
