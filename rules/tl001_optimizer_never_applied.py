@@ -1,25 +1,9 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from tapelint.analysis.facts import CallSite, Facts, arg_value
-
-from tapelint.analysis.optimizers import is_applied, optimizer_creations
+from tapelint.analysis.optimizers import Fate, apply_sites, optimizer_creations, optimizer_fate
+from tapelint.analysis.reads import dropped_weight_gradients
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
-
-# Sources that are a model's weights: gradients of these are meant for an optimizer.
-_WEIGHT_ATTRIBUTES = ("trainable_variables", "trainable_weights", "variables", "weights")
-
-
-def _is_weights(expr: cst.BaseExpression | None) -> bool:
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value in _WEIGHT_ATTRIBUTES
-    if isinstance(expr, cst.BinaryOperation):
-        return _is_weights(expr.left) or _is_weights(expr.right)
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return any(_is_weights(e.value) for e in expr.elements)
-    return False
 
 
 class OptimizerNeverApplied(Rule):
@@ -87,21 +71,26 @@ class OptimizerNeverApplied(Rule):
         gradient_calls = facts.gradient_calls()
         if not gradient_calls:
             return
-        unapplied = [c for c in optimizer_creations(facts) if c.holder is not None and not is_applied(facts, c)]
-        for creation in unapplied:
-            assert creation.holder is not None
-            self.report(creation.node, holder=creation.holder.target, cls=creation.cls)
+        # Gradients of weights that are computed and thrown away: the evidence that nothing trains.
+        dropped = dropped_weight_gradients(facts)
+        nothing_applies = not apply_sites(facts)
+        unapplied = [
+            c for c in optimizer_creations(facts)
+            if c.holder is not None and optimizer_fate(facts, c) in (Fate.UNUSED, Fate.NEVER_APPLIED)
+        ]
+        if dropped or nothing_applies:
+            # Another optimizer applying gradients elsewhere is TL002's finding (a leftover), not this one.
+            for creation in unapplied:
+                assert creation.holder is not None
+                self.report(creation.node, holder=creation.holder.target, cls=creation.cls)
         if unapplied:
             return
-        for site in gradient_calls:
-            if site.method != "gradient" or not _is_weights(arg_value(site.node, 1, "sources")):
-                continue
-            if _discarded(facts, site):
-                self.report(
-                    site.node,
-                    "Gradients of the model's weights are computed here and never used: no optimizer "
-                    "applies them, so the weights never change",
-                )
+        for site in dropped:
+            self.report(
+                site.node,
+                "Gradients of the model's weights are computed here and never used: no optimizer "
+                "applies them, so the weights never change",
+            )
 
     VALID = [
         Valid(
@@ -239,35 +228,3 @@ for x, y in [(tf.zeros((2, 3)), tf.zeros((2, 1)))]:
             message_contains="never used",
         ),
     ]
-
-
-def _discarded(facts: Facts, site: CallSite) -> bool:
-    """Is the result of this gradient call never read (directly, or after being returned)?"""
-    binding = next((b for b in facts.bindings if b.value is site.node), None)
-    if binding is not None:
-        return not facts.uses_after(binding.target, binding.scope, binding.order)
-    # `return loss, tape.gradient(...)`: follow to the callers' tuple targets.
-    for ret in facts.returns_of(site.scope):
-        value = ret.value
-        index = None
-        if value is site.node:
-            index = None
-        elif isinstance(value, cst.Tuple) and any(e.value is site.node for e in value.elements):
-            index = next(i for i, e in enumerate(value.elements) if e.value is site.node)
-        else:
-            continue
-        callers = facts.call_sites_of_scope(site.scope)
-        if not callers:
-            return False
-        for caller in callers:
-            targets = [b for b in facts.bindings if b.value is caller.node and b.index == index]
-            if not targets:
-                return False
-            for target in targets:
-                if facts.uses_after(target.target, target.scope, target.order):
-                    return False
-        return True
-    return False
-
-
-

@@ -80,6 +80,29 @@ class Binding:
     loop_depth: int = 0
     in_tapes: tuple[TapeBlock, ...] = ()
     augmented: bool = False
+    # Set for a name bound directly in a class body: a class attribute, not a variable of `scope`.
+    class_body: str | None = None
+    # Set for a comprehension's `for` target: [order, end order] of the comprehension, the only
+    # place where that name is visible.
+    comprehension: list[int] | None = None
+
+    # Where the bound value comes from when unpacked: indices into `source` (or the loop's items).
+    path: tuple[int, ...] = ()
+    source: cst.BaseExpression | None = None
+
+    def visible_at(self, order: int) -> bool:
+        return self.comprehension is None or self.comprehension[0] < order <= self.comprehension[1]
+
+
+@dataclass(eq=False)
+class Store:
+    """A value assigned to a target that is not a name or attribute chain (`d["gen"] = opt`)."""
+
+    target: cst.BaseExpression
+    value: cst.BaseExpression
+    path: tuple[int, ...]
+    scope: "Scope"
+    order: int
 
 
 @dataclass(eq=False)
@@ -182,6 +205,7 @@ class _Collector(cst.CSTVisitor):
         self.skip_names: set[int] = set()
         self.open_withs: dict[int, list[TapeBlock]] = {}
         self.containers: list[str] = []
+        self.comprehensions: list[list[int]] = []
 
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -296,6 +320,18 @@ class _Collector(cst.CSTVisitor):
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._bind_target(node.target, None, node, from_loop=node.iter)
 
+    # Comprehension targets live in the comprehension's own scope (Python 3).
+    def _open_comprehension(self, node: cst.CSTNode) -> None:
+        span = [self.order, 1 << 60]
+        self.comprehensions.append(span)
+        self.f.comprehension_spans[id(node)] = span
+
+    def _close_comprehension(self, node: cst.CSTNode) -> None:
+        self.comprehensions.pop()[1] = self.order
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _open_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _close_comprehension
+
     # ----- with GradientTape
     def visit_With(self, node: cst.With) -> None:
         blocks: list[TapeBlock] = []
@@ -378,28 +414,46 @@ class _Collector(cst.CSTVisitor):
     def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
                      stmt: cst.CSTNode, from_loop: cst.BaseExpression | None = None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for index, element in enumerate(target.elements):
-                inner = element.value
-                if isinstance(inner, cst.StarredElement):
-                    inner = inner.value
-                self._record(inner, value, index, stmt, from_loop)
+            self._unpack(target, value, (), stmt, from_loop)
         else:
-            self._record(target, value, None, stmt, from_loop)
+            self._record(target, value, None, stmt, from_loop, (), value)
+
+    def _unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | None, path: tuple[int, ...],
+                stmt: cst.CSTNode, from_loop: cst.BaseExpression | None) -> None:
+        starred = False
+        for index, element in enumerate(target.elements):
+            inner = element.value
+            if isinstance(element, cst.StarredElement):
+                starred = True
+            if isinstance(inner, (cst.Tuple, cst.List)):
+                self._unpack(inner, value, (*path, index), stmt, from_loop)
+                continue
+            # Positions after a starred target are not known from the left.
+            where = (*path, -1 if starred else index)
+            # `index`/`value` keep their one-level meaning; `path`/`source` describe nested unpacking.
+            self._record(inner, value if not path else None, index if not path else None, stmt, from_loop,
+                         where, value)
 
     def _record(self, target: cst.BaseExpression, value: cst.BaseExpression | None, index: int | None,
-                stmt: cst.CSTNode, from_loop: cst.BaseExpression | None) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._record(element.value, None, None, stmt, from_loop)
-            return
+                stmt: cst.CSTNode, from_loop: cst.BaseExpression | None, path: tuple[int, ...] = (),
+                source: cst.BaseExpression | None = None) -> None:
         name = dotted(target)
         if name is None:
+            # `d[key] = value`, `obj.items[0] = value`: the value is stored where names cannot follow.
+            if source is not None:
+                self.f.stores.append(Store(target, source, path, self.scope, self.order))
             return
         if isinstance(target, cst.Name):
             self.skip_names.add(id(target))
         binding = Binding(
             name, value, index, self.scope, self.order, stmt, target, self.loop_depth[-1], tuple(self.tapes)
         )
+        binding.path = path
+        binding.source = source
+        if isinstance(stmt, cst.CompFor) and self.comprehensions:
+            binding.comprehension = self.comprehensions[-1]
+        elif self.containers and self.containers[-1] == "class" and "." not in name:
+            binding.class_body = self.class_stack[-1].name
         if from_loop is not None:
             self.f.loop_bindings[id(binding)] = from_loop
         self.f.bindings.append(binding)
@@ -455,6 +509,8 @@ class Facts:
         self.spans: dict[int, list] = {}
         self.tapes: list[TapeBlock] = []
         self.returns: list[ReturnSite] = []
+        self.stores: list[Store] = []
+        self.comprehension_spans: dict[int, list[int]] = {}
         self.name_uses: list[NameUse] = []
         # Imports are usually at the top, but a late `import tensorflow as tf` inside a function must
         # still resolve calls made before it in document order: collect imports first.
@@ -488,11 +544,24 @@ class Facts:
     def bindings_of(self, target: str) -> list[Binding]:
         return self._bindings_by_target.get(target, [])
 
+    def bindings_of_value(self, node: cst.CSTNode) -> list[Binding]:
+        """The bindings whose right-hand side is exactly `node` (`x = node`, `a, b = node`)."""
+        index = self._cache.get("bindings_by_value")
+        if index is None:
+            index = {}
+            for binding in self.bindings:
+                if binding.value is not None:
+                    index.setdefault(id(binding.value), []).append(binding)
+            self._cache["bindings_by_value"] = index
+        return index.get(id(node), [])  # type: ignore[union-attr]
+
     def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
         """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it."""
         candidates = self.bindings_of(target)
         if not candidates:
             return []
+        # A class body's names are class attributes: plain reads elsewhere never see them.
+        candidates = [b for b in candidates if b.class_body is None]
         if target.startswith("self.") and scope.class_name is not None:
             same_class = [b for b in candidates if b.scope.class_name == scope.class_name]
             return same_class
@@ -506,9 +575,13 @@ class Facts:
 
     def binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
         """The binding of `target` a read at `order` in `scope` sees (last one before it)."""
-        visible = self.visible_bindings(target, scope)
+        visible = [b for b in self.visible_bindings(target, scope) if b.visible_at(order)]
         if not visible:
             return None
+        # Inside a comprehension its own target wins, wherever the read sits in it.
+        own = [b for b in visible if b.comprehension is not None and b.scope is scope]
+        if own:
+            return own[-1]
         same_scope = [b for b in visible if b.scope is scope]
         if same_scope:
             before = [b for b in same_scope if b.order < order]

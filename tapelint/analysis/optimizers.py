@@ -7,14 +7,14 @@ that applies its parameter, a `LossScaleOptimizer` wrapper, an unknown callee we
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import libcst as cst
 
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import APPLY_METHODS, optimizer_class
-from tapelint.analysis.names import dotted
-from tapelint.analysis.walk import contains
+from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, values
 
 
 @dataclass(eq=False)
@@ -46,181 +46,157 @@ def optimizer_creations(facts: Facts) -> list[OptimizerCreation]:
     return facts.cached("optimizer_creations", compute)  # type: ignore[return-value]
 
 
-class _Tracker:
-    def __init__(self, facts: Facts) -> None:
-        self.f = facts
-        self.seen: set[tuple[str, int]] = set()
+@dataclass(eq=False)
+class ApplySite:
+    """One `opt.apply_gradients(...)` / `opt.apply(...)` / `opt.minimize(...)` call."""
 
-    def holder_is_applied(self, name: str, scope: Scope, after: int, depth: int = 0) -> bool:
-        """Is the optimizer held in `name` (bound in `scope`) applied or handed on anywhere?"""
-        key = (name, id(scope))
-        if key in self.seen or depth > 6:
-            return False
-        self.seen.add(key)
-        for use in self.f.name_uses:
-            if use.name != name and not use.name.startswith(name + "."):
+    site: CallSite
+    optimizers: frozenset[Value]  # what the receiver may be
+    variables: frozenset[Value]  # what it steps (UNKNOWN when it cannot be read)
+
+
+_NOT_OPTIMIZERS = frozenset({Kind.CONSTANT, Kind.CONTAINER, Kind.NONE, Kind.MODEL, Kind.LAYER, Kind.LOSS,
+                             Kind.METRIC, Kind.TAPE, Kind.VARIABLE, Kind.WEIGHTS, Kind.SCHEDULE})
+
+
+def apply_sites(facts: Facts) -> list[ApplySite]:
+    """Every call that may step variables with an optimizer, with what the receiver may be.
+    `df.apply(f)` on a DataFrame is not one: a receiver known to be something else is left out."""
+
+    def compute() -> list[ApplySite]:
+        resolver = values(facts)
+        found = []
+        for site in facts.calls:
+            if site.method not in APPLY_METHODS or not isinstance(site.node.func, cst.Attribute):
                 continue
-            if not self._visible(name, scope, use.scope):
+            receiver = resolver.of(site.node.func.value, site.scope, site.order)
+            if all(v.kind in _NOT_OPTIMIZERS or (v.kind is Kind.EXTERNAL and not _library_optimizer(v))
+                   for v in receiver):
                 continue
-            if self._use_counts(use.node, name, use.scope, use.order, depth):
-                return True
-        return False
+            found.append(ApplySite(site, receiver, _stepped(facts, site)))
+        return found
 
-    def _visible(self, name: str, scope: Scope, use_scope: Scope) -> bool:
-        if name.startswith("self."):
-            return True  # attributes are shared by every method (and subclasses)
-        if use_scope is scope or scope.contains(use_scope):
-            # Not shadowed by a local binding in an inner function.
-            for inner in use_scope.chain():
-                if inner is scope:
-                    return True
-                if name in inner.params or any(b.scope is inner for b in self.f.bindings_of(name)):
-                    return False
+    return facts.cached("apply_sites", compute)  # type: ignore[return-value]
+
+
+def _library_optimizer(value: Value) -> bool:
+    return bool(value.cls) and value.cls.startswith(("keras.optimizers", "keras.mixed_precision"))  # type: ignore[union-attr]
+
+
+def _stepped(facts: Facts, site: CallSite) -> frozenset[Value]:
+    resolver = values(facts)
+    if site.method == "minimize":
+        return resolver.of(arg_value(site.node, 1, "var_list"), site.scope, site.order)
+    if site.method == "apply":  # Keras 3: apply(grads, trainable_variables)
+        return resolver.of(arg_value(site.node, 1, "trainable_variables"), site.scope, site.order)
+    pairs = resolver.of(arg_value(site.node, 0, "grads_and_vars"), site.scope, site.order)
+    out: set[Value] = set()
+    for pair in resolver.elements(pairs):
+        if pair.kind is not Kind.CONTAINER or len(pair.items) != 2:
+            return UNKNOWN
+        out |= pair.items[1]
+    return frozenset(out) or UNKNOWN
+
+
+class Fate(str, enum.Enum):
+    APPLIED = "applied"  # an apply call may step with it
+    UNUSED = "unused"  # nothing ever reads it after it is made
+    NEVER_APPLIED = "never-applied"  # it is read, but no apply call can reach it
+    UNKNOWN = "unknown"  # it leaves our sight (a library call, a container we cannot follow...)
+
+
+# Builtins that look at an object without keeping it.
+_INSPECTING = frozenset({"print", "len", "isinstance", "type", "id", "str", "repr", "hasattr", "format", "vars",
+                         "issubclass", "callable", "dir", "hash", "bool"})
+
+
+def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:
+    """What becomes of the optimizer made at `creation`."""
+    me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
+    unknown_receiver = False
+    for apply in apply_sites(facts):
+        held = set(flatten(apply.optimizers))
+        if me in held:
+            return Fate.APPLIED
+        if is_unknown(held):
+            unknown_receiver = True
+    if _escapes(facts, me):
+        return Fate.UNKNOWN
+    if not _read_later(facts, creation):
+        return Fate.UNUSED
+    return Fate.UNKNOWN if unknown_receiver else Fate.NEVER_APPLIED
+
+
+def _escapes(facts: Facts, me: Value) -> bool:
+    """Can the optimizer reach code we do not see: a library call, a caller we do not know, a
+    subscript or another object's attribute?"""
+    resolver = values(facts)
+
+    def holds(expr: cst.BaseExpression | None, scope: Scope, order: int) -> bool:
+        return expr is not None and me in set(flatten(resolver.of(expr, scope, order)))
+
+    for site in facts.calls:
+        if site.func in _INSPECTING:
+            continue
+        if site.method in APPLY_METHODS:
+            continue  # the apply call itself: its receiver was judged above
+        if not site.node.args:
+            continue
+        callee = resolver.of(site.node.func, site.scope, site.order)
+        local = all(v.kind in (Kind.FUNCTION, Kind.CLASS) and isinstance(v.node, (cst.FunctionDef, cst.ClassDef))
+                    for v in callee)
+        if local and not any(a.star for a in site.node.args):
+            continue  # followed through the parameters
+        if any(holds(arg.value, site.scope, site.order) for arg in site.node.args):
             return True
-        return False
-
-    def _use_counts(self, node: cst.CSTNode, name: str, scope: Scope, order: int, depth: int) -> bool:
-        # `opt.apply_gradients(...)`, `opt.minimize(...)`
-        if isinstance(node, cst.Attribute) and node.attr.value in APPLY_METHODS and dotted(node.value) == name:
+    for ret in facts.returns:
+        if ret.scope.is_module or ret.value is None:
+            continue
+        if not resolver.call_sites(ret.scope) and holds(ret.value, ret.scope, ret.order):
             return True
-        if not (isinstance(node, cst.Name) or dotted(node) == name):
-            return False
-        parent_call = self._call_with_argument(node)
-        if parent_call is not None:
-            site, arg = parent_call
-            return self._handed_to(site, arg, name, depth)
-        if self._is_returned_or_stored(node, order):
+    for store in facts.stores:
+        if holds(store.value, store.scope, store.order):
             return True
-        return False
-
-    def _call_with_argument(self, node: cst.CSTNode) -> tuple[CallSite, cst.Arg] | None:
-        for site in self.f.calls:
-            for arg in site.node.args:
-                if arg.value is node:
-                    return site, arg
-        return None
-
-    def _handed_to(self, site: CallSite, arg: cst.Arg, name: str, depth: int) -> bool:
-        callee = site.func
-        # A function or method of this module: follow into its parameter.
-        target = None
-        if callee in self.f.functions:
-            target = self.f.functions[callee]
-        elif callee and callee.startswith("self.") and site.scope.class_name:
-            cls = self.f.classes.get(site.scope.class_name)
-            target = cls.methods.get(callee[5:]) if cls else None
-        elif callee in self.f.classes:
-            target = self.f.classes[callee].methods.get("__init__")
-        if target is not None:
-            params = list(target.params)
-            if params and params[0] in ("self", "cls") and target.class_name is not None:
-                params = params[1:]
-            if arg.keyword is not None:
-                param = arg.keyword.value
-            else:
-                positional = [a for a in site.node.args if a.keyword is None]
-                index = positional.index(arg)
-                param = params[index] if index < len(params) else None
-            if param is None or param not in target.params:
-                return True  # *args/**kwargs: cannot follow, assume it is used
-            if self.holder_is_applied(param, target, target.order, depth + 1):
+    for binding in facts.bindings:
+        target = binding.target
+        if "." in target and not target.startswith("self.") and binding.value is not None:
+            if holds(binding.value, binding.scope, binding.order):
                 return True
-            # Stored on self inside __init__/a method: `self.opt = opt` handled by bindings below.
-            for binding in self.f.bindings:
-                if binding.scope is target and isinstance(binding.value, cst.Name) and binding.value.value == param:
-                    if self.holder_is_applied(binding.target, binding.scope, binding.order, depth + 1):
-                        return True
-            return False
-        # Anything else (compile, a Trainer class from a library, a wrapper): it is handed on.
-        return True
-
-    def _is_returned_or_stored(self, node: cst.CSTNode, order: int) -> bool:
-        for ret in self.f.returns:
-            if ret.value is not None and contains(ret.value, node):
-                return True
-        for binding in self.f.bindings:
-            if binding.value is not None and binding.value is not node and contains(binding.value, node):
-                return True  # inside a container or expression that is stored elsewhere
-            if binding.value is node:
-                # `other = opt` / `self.opt = opt`: follow the new holder.
-                if self.holder_is_applied(binding.target, binding.scope, binding.order):
-                    return True
-        return False
+    return False
 
 
-def is_applied(facts: Facts, creation: OptimizerCreation) -> bool:
-    """True when the optimizer may update weights somewhere in this module (or beyond it)."""
+def _read_later(facts: Facts, creation: "OptimizerCreation") -> bool:
+    """Is the name or attribute that holds the optimizer ever read?"""
     holder = creation.holder
     if holder is None:
-        return True  # passed straight to compile/a call, returned, or wrapped: not ours to judge
-    if "." in holder.target and not holder.target.startswith("self."):
-        return True  # stored on some other object: it leaves our sight
-    tracker = _Tracker(facts)
-    if holder.target.startswith("self."):
-        # Any method of any class reaching `self.<attr>.apply_gradients` counts.
-        for site in facts.calls:
-            if site.receiver == holder.target and site.method in APPLY_METHODS:
+        return True  # used where it is made: an argument, a return value, an element
+    target = holder.target
+    if target.startswith("self."):
+        attr = target[len("self."):]
+        for use in facts.name_uses:
+            if use.node is holder.target_node:
+                continue
+            if use.name == target or use.name.startswith(target + ".") or (
+                    "." in use.name and use.name.split(".")[-1] == attr.split(".")[0]):
                 return True
-        # `self.optimizer` is what Keras' own train_step applies after compile().
-        if holder.target == "self.optimizer":
-            return True
-        return tracker.holder_is_applied(holder.target, holder.scope, holder.order)
-    return tracker.holder_is_applied(holder.target, holder.scope, holder.order)
+        return False
+    return bool(facts.uses_after(target, holder.scope, holder.order))
 
 
-_PLAIN_VARIABLES = ("tensorflow.Variable", "keras.Variable", "keras.backend.Variable")
-
-
-def _stepped_variables(site: CallSite) -> list[cst.BaseExpression] | None:
-    """The variable expressions an `apply_gradients`/`apply`/`minimize` call steps, or None when they
-    cannot be read (a name holding the pairs, `*args`)."""
-    if site.method == "minimize":
-        var_list = arg_value(site.node, 1, "var_list")
-        if var_list is None:
-            return None
-        if isinstance(var_list, (cst.List, cst.Tuple)):
-            return [e.value for e in var_list.elements]
-        return [var_list]
-    if site.method == "apply":  # Keras 3: apply(grads, trainable_variables)
-        variables = arg_value(site.node, 1, "trainable_variables")
-        return [variables] if variables is not None else None
-    pairs = arg_value(site.node, 0, "grads_and_vars")
-    if isinstance(pairs, cst.Call) and dotted(pairs.func) == "zip" and len(pairs.args) == 2:
-        variables = pairs.args[1].value
-        if isinstance(variables, (cst.List, cst.Tuple)):
-            return [e.value for e in variables.elements]
-        return [variables]
-    if isinstance(pairs, (cst.List, cst.Tuple)):
-        found: list[cst.BaseExpression] = []
-        for element in pairs.elements:
-            pair = element.value
-            if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
-                return None
-            found.append(pair.elements[1].value)
-        return found
-    return None
+_PLAIN_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
 
 
 def steps_only_plain_variables(facts: Facts, creation: OptimizerCreation) -> bool:
     """True when every update this optimizer makes (that we can see) steps a bare `tf.Variable` built
     in this module (an image in style transfer, a latent being searched), never a layer's weights."""
-    holder = creation.holder
-    if holder is None:
+    me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
+    stepped = [a for a in apply_sites(facts) if me in set(flatten(a.optimizers))]
+    if not stepped:
         return False
-    sites = [c for c in facts.calls if c.method in APPLY_METHODS and c.receiver == holder.target]
-    if not sites:
-        return False
-    for site in sites:
-        variables = _stepped_variables(site)
-        if not variables:
+    for apply in stepped:
+        variables = set(flatten(apply.variables))
+        plain = [v for v in variables if v.kind is Kind.VARIABLE and v.cls in _PLAIN_VARIABLES]
+        rest = [v for v in variables if v.kind is not Kind.CONTAINER and v not in plain]
+        if not plain or rest:
             return False
-        for expr in variables:
-            name = dotted(expr)
-            if name is None or not isinstance(expr, cst.Name):
-                return False
-            binding = facts.binding_before(name, site.scope, site.order)
-            if binding is None or not isinstance(binding.value, cst.Call) or binding.index is not None:
-                return False
-            if facts.resolve(binding.value.func) not in _PLAIN_VARIABLES:
-                return False
     return True
