@@ -15,6 +15,13 @@ REMOVED = {
     "decay": ("is ignored with a warning, so the learning-rate decay silently disappears", Severity.WARNING),
     "schedule_decay": ("raises `ValueError: Argument(s) not recognized`", Severity.ERROR),
 }
+# TF1's `tf.train.RMSPropOptimizer(decay=0.9)` is the discount of the moving average that Keras calls `rho`,
+# and code ported from TF1 keeps it as `RMSprop(decay=0.9)`. A learning-rate decay is small (1e-6, 1e-4):
+# from this value up to 1 (or when the value is unknown) `decay=` on RMSprop is read as the old rho.
+_RHO_LIKE_FROM = 0.5
+_RHO_EFFECT = ("is ignored by Keras 3 (with a warning); in TF1's RMSProp, `decay` is what Keras calls `rho`, the "
+               "discount of the moving average of squared gradients (0.9 by default): write `rho={value}` if that "
+               "is what it means (a learning-rate decay needs a schedule such as `InverseTimeDecay`)")
 
 
 class RemovedOptimizerArgument(Rule):
@@ -28,7 +35,9 @@ class RemovedOptimizerArgument(Rule):
     silently **ignored** on TF 2.11 to 2.15 (the default 0.001 is used, see tensorflow/tensorflow#58831),
     and a `ValueError: Argument(s) not recognized: {'lr': ...}` on Keras 3 (measured on TF 2.21).
     `decay=` (the old inverse-time decay) raises on TF 2.11 to 2.15 and is ignored with a warning on
-    Keras 3, so a schedule the script relied on silently stops decaying.
+    Keras 3, so a schedule the script relied on silently stops decaying. On `RMSprop` a `decay=` of 0.5
+    or more is usually TF1's `tf.train.RMSPropOptimizer(decay=0.9)`, which is Keras's `rho` (the
+    discount of the moving average of squared gradients), not a learning-rate decay.
 
     ## Example
     ```python
@@ -54,7 +63,9 @@ class RemovedOptimizerArgument(Rule):
     Removing `decay=0` (or `0.0`) is safe. A non-zero `decay=` is replaced by an
     `InverseTimeDecay(lr, decay_steps=1, decay_rate=decay)` schedule, which reproduces the legacy
     formula `lr / (1 + decay * iterations)`; that fix is unsafe because training changes from today's
-    Keras 3 behaviour (no decay) back to what the code asked for.
+    Keras 3 behaviour (no decay) back to what the code asked for. `RMSprop(decay=...)` with a value of
+    0.5 or more, or one that cannot be read, gets no schedule: the fix renames it to `rho=`, unsafe
+    because it is a guess that the code was ported from TF1, and none is offered when `rho=` is given.
 
     ## References
     - https://github.com/tensorflow/tensorflow/issues/58831 (`lr` accepted but ignored on TF 2.11+)
@@ -62,6 +73,8 @@ class RemovedOptimizerArgument(Rule):
     - https://github.com/keras-team/keras-io/issues/1441 ("if you use lr, model fails to learn")
     - https://github.com/keras-team/keras/pull/17752 (`decay` removed from the new optimizers)
     - https://keras.io/api/optimizers/learning_rate_schedules/inverse_time_decay/
+    - https://www.tensorflow.org/api_docs/python/tf/compat/v1/train/RMSPropOptimizer (the TF1 -> TF2
+      argument map: `decay` becomes `rho=decay`)
     - Seed report 2 in SEEDS.md: `Adam(lr=0.001, ..., decay=0.0)` in a custom loop
     """
 
@@ -88,6 +101,8 @@ class RemovedOptimizerArgument(Rule):
                 if keyword == "decay" and number(self.facts, arg.value, creation.site.scope,
                                                  creation.site.order) == 0:
                     effect = "is no longer accepted (Keras 3 warns and ignores it); `decay=0` never did anything"
+                elif keyword == "decay" and self._decay_is_rho(arg, creation):
+                    effect = _RHO_EFFECT.format(value=self.context.module.code_for_node(arg.value))
                 self.report(
                     arg,
                     severity=severity,
@@ -109,6 +124,11 @@ class RemovedOptimizerArgument(Rule):
         value = number(self.facts, arg.value, creation.site.scope, creation.site.order)
         if value == 0:
             return PendingFix("Remove `decay=0`", True, [(call, _without(call, arg))])
+        if self._decay_is_rho(arg, creation):
+            if any(a.keyword is not None and a.keyword.value == "rho" for a in call.args):
+                return None
+            return PendingFix("Rename `decay=` to `rho=` (TF1's RMSProp `decay`)", False,
+                              [(arg.keyword, cst.Name("rho"))])
         schedules = _schedules_prefix(call)
         lr_arg = next((a for a in call.args if a.keyword is not None and a.keyword.value in ("learning_rate", "lr")),
                       None)
@@ -142,6 +162,12 @@ class RemovedOptimizerArgument(Rule):
         return PendingFix("Replace `decay=` by an `InverseTimeDecay` learning-rate schedule", False,
                           [(call, call.with_changes(args=_fix_commas(new_args)))])
 
+    def _decay_is_rho(self, arg: cst.Arg, creation) -> bool:  # type: ignore[no-untyped-def]
+        if creation.cls != "RMSprop":
+            return False
+        value = number(self.facts, arg.value, creation.site.scope, creation.site.order)
+        return value is None or _RHO_LIKE_FROM <= value < 1
+
     VALID = [
         Valid("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(learning_rate=1e-3, weight_decay=1e-4)\n",
               "the Keras 3 spelling"),
@@ -169,6 +195,12 @@ class RemovedOptimizerArgument(Rule):
         Invalid(
             "import keras\nopt = keras.optimizers.SGD(0.1, momentum=0.9, decay=1e-4)\n",
             message_contains="ignored with a warning",
+        ),
+        Invalid(
+            "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(learning_rate=2.5e-4, decay=0.95, epsilon=0.01)\n",
+            line=2, column=57, message_contains="`decay` is what Keras calls `rho`",
+            expected_fix="import tensorflow as tf\n"
+                         "opt = tf.keras.optimizers.RMSprop(learning_rate=2.5e-4, rho=0.95, epsilon=0.01)\n",
         ),
     ]
 

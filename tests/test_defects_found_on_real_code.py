@@ -101,3 +101,40 @@ def test_preprocessing_layer_that_keras_3_dropped_gets_no_rename():
     assert [d.fix for d in findings] == [None, None]
     assert "RandomZoom" in findings[0].message
     assert "BatchNormalization(synchronized=True)" in findings[1].message
+
+
+# --- TL501: TF1's RMSProp `decay` is Keras's `rho`, not a learning-rate decay ------------------------------
+
+
+def test_rmsprop_decay_that_reads_like_rho_gets_no_inverse_time_decay():
+    source = "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(1e-3, decay=0.99)\n"
+    [finding] = _only("TL501", source)
+    assert "TF1's RMSProp, `decay` is what Keras calls `rho`" in finding.message
+    assert finding.fix is not None and not finding.fix.safe
+    assert fix_source(source, "example.py", Config(select=("TL501",))).source == source  # nothing safe
+    fixed = fix_source(source, "example.py", Config(select=("TL501",)), unsafe=True).source
+    assert fixed == "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(1e-3, rho=0.99)\n"
+    assert "InverseTimeDecay" not in fixed
+
+
+def test_rmsprop_decay_of_unknown_value_is_not_turned_into_a_schedule():
+    source = "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(1e-3, decay=args.decay)\n"
+    [finding] = _only("TL501", source)
+    assert "`rho=args.decay`" in finding.message
+    assert "InverseTimeDecay" not in fix_source(source, "example.py", Config(select=("TL501",)), unsafe=True).source
+
+
+def test_rmsprop_decay_with_rho_already_given_gets_no_fix():
+    source = "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(1e-3, rho=0.9, decay=0.9)\n"
+    [finding] = _only("TL501", source)
+    assert finding.fix is None
+
+
+@pytest.mark.parametrize("cls, decay", [("RMSprop", "1e-6"), ("Adam", "0.99"), ("SGD", "1e-4")])
+def test_small_learning_rate_decays_and_other_optimizers_keep_the_schedule_fix(cls, decay):
+    source = f"import tensorflow as tf\nopt = tf.keras.optimizers.{cls}(0.01, decay={decay})\n"
+    [finding] = _only("TL501", source)
+    assert "rho" not in finding.message
+    fixed = fix_source(source, "example.py", Config(select=("TL501",)), unsafe=True).source
+    assert fixed == (f"import tensorflow as tf\nopt = tf.keras.optimizers.{cls}(learning_rate=tf.keras.optimizers"
+                     f".schedules.InverseTimeDecay(0.01, decay_steps=1, decay_rate={decay}))\n")
