@@ -10,7 +10,7 @@ from pathlib import Path
 from tapelint import config as config_mod
 from tapelint import registry
 from tapelint.config import Config
-from tapelint.diagnostic import Diagnostic
+from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.engine import lint_source
 from tapelint.errors import ConfigError, InputError
 from tapelint.files import decode
@@ -46,10 +46,12 @@ def lint(paths: list[str], config: Config, jobs: int | None = None, stdin_filena
     return result
 
 
-def exit_code(diagnostics: list[Diagnostic], errors: list[str], exit_zero: bool) -> int:
+def exit_code(diagnostics: list[Diagnostic], errors: list[str], exit_zero: bool, fail_on: str = "warning") -> int:
+    """2 for errors that stopped files from being read, 1 for findings at or above `fail_on`, else 0."""
     if errors:
         return 2
-    if diagnostics and not exit_zero:
+    threshold = Severity(fail_on).rank
+    if not exit_zero and any(d.severity.rank >= threshold for d in diagnostics):
         return 1
     return 0
 
@@ -58,7 +60,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_format: str, stdin_filename: str | None, config_file: Path | None, jobs: int | None,
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
-              force_exclude: bool = False) -> int:
+              force_exclude: bool = False, fail_on: str | None = None) -> int:
     for p in paths:
         if p != "-" and not Path(p).exists():
             raise InputError(f"{p}: no such file or directory")
@@ -66,6 +68,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     config = config.with_cli(select or None, ignore or None, extend_select or None)
     if force_exclude and not config.force_exclude:
         config = dataclasses.replace(config, force_exclude=True)
+    if fail_on is not None:
+        config = dataclasses.replace(config, fail_on=fail_on)
     if fix or diff:
         if probe_script is not None:
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
@@ -83,7 +87,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     render = REPORTERS[output_format]
     emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors)),
                 output_file)
-    code = exit_code(result.diagnostics, result.errors, exit_zero)
+    code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
     return max(code, 1) if probe_failed and not exit_zero else code
 
 

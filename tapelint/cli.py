@@ -46,6 +46,12 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
 class ReportFormat(str, Enum):
     text = "text"
     json = "json"
@@ -97,6 +103,8 @@ def check(
     config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: number of cores)."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
+    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that makes the run exit 1 "
+                                                                    "(default: warning, or `fail-on` in the config)."),
     force_exclude: bool = typer.Option(False, "--force-exclude", help="Apply `exclude` to files named on the command line too (for pre-commit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
     probe_script: Optional[str] = typer.Option(
@@ -112,6 +120,7 @@ def check(
             paths=paths, select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
             output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,
+            fail_on=fail_on.value if fail_on is not None else None,
             fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
             probe_script=probe_script,
         )

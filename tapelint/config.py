@@ -32,7 +32,9 @@ _TOP_KEYS = {
     "keras-version": "2 or 3",
     "include-notebooks": "true or false",
     "force-exclude": "true or false",
+    "fail-on": "error, warning or info",
 }
+FAIL_ON = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Config:
     keras_version: int | None = None
     include_notebooks: bool = True
     force_exclude: bool = False  # apply exclude to files named explicitly too (pre-commit passes names)
+    # The lowest severity that makes the run exit 1 (info findings are shown but pass by default).
+    fail_on: str = "warning"
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     probe: tuple[tuple[str, Any], ...] = ()
     root: str | None = None  # folder of the pyproject.toml the settings came from
@@ -196,6 +200,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `force-exclude` must be true or false")
             values["force_exclude"] = value
+        elif key == "fail-on":
+            if value not in FAIL_ON:
+                raise ConfigError(f"{where}: `fail-on` must be one of error, warning, info, not {value!r}")
+            values["fail_on"] = value
         elif key == "probe":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")

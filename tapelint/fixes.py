@@ -294,4 +294,4 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
         else:
             print(f"Fixed {fixed}.", file=sys.stderr)
     emit_report(report, output_file, stream)
-    return exit_code(run.diagnostics, errors, exit_zero)
+    return exit_code(run.diagnostics, errors, exit_zero, config.fail_on)

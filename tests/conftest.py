@@ -12,3 +12,6 @@ EXAMPLES = ROOT / "examples"
 @pytest.fixture
 def tapelint_cmd() -> list[str]:
     return [sys.executable, "-m", "tapelint"]
+
+# Vendored real-world programs are lint inputs, not tests.
+collect_ignore_glob = ["realworld/files/*"]

@@ -321,3 +321,48 @@ def test_unused_noqa_is_reported_when_selected_and_fixed_away(project):
     fixed = run("--extend-select", "TL900", "--fix", "clean.py", cwd=project)
     assert fixed.returncode == 0, out(fixed)
     assert (project / "clean.py").read_text() == CLEAN
+
+
+FROZEN_BACKBONE = """import tensorflow as tf
+
+base = tf.keras.applications.MobileNetV2(weights=None, include_top=False, input_shape=(64, 64, 3))
+base.trainable = False
+model = tf.keras.Sequential([base, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(3)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam(1e-4)
+
+for images, labels in [(tf.zeros((2, 64, 64, 3)), tf.zeros((2,)))]:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images, training=False))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_info_findings_are_shown_but_do_not_fail_the_run_by_default(tmp_path):
+    (tmp_path / "transfer.py").write_text(FROZEN_BACKBONE)
+    result = run("transfer.py", cwd=tmp_path)
+    assert "TL301" in out(result) and "1 info" in out(result)
+    assert result.returncode == 0
+
+
+def test_fail_on_info_makes_info_findings_fail_and_fail_on_error_lets_warnings_pass(tmp_path, project):
+    (tmp_path / "transfer.py").write_text(FROZEN_BACKBONE)
+    assert run("--fail-on", "info", "transfer.py", cwd=tmp_path).returncode == 1
+    # train.py has errors (TL102, TL501): they fail at every level.
+    assert run("--fail-on", "error", "train.py", cwd=project).returncode == 1
+
+
+def test_fail_on_from_config_and_the_command_line_wins(tmp_path):
+    (tmp_path / "transfer.py").write_text(FROZEN_BACKBONE)
+    (tmp_path / "pyproject.toml").write_text('[tool.tapelint]\nfail-on = "info"\n')
+    assert run("transfer.py", cwd=tmp_path).returncode == 1
+    assert run("--fail-on", "warning", "transfer.py", cwd=tmp_path).returncode == 0
+
+
+def test_bad_fail_on_in_config_is_a_one_line_error(tmp_path):
+    (tmp_path / "transfer.py").write_text(FROZEN_BACKBONE)
+    (tmp_path / "pyproject.toml").write_text('[tool.tapelint]\nfail-on = "sometimes"\n')
+    result = run("transfer.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert err(result).strip().count("\n") == 0 and "fail-on" in err(result)
