@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.walk import child_nodes
 
-from tapelint.analysis.blocks import blocks, positions
+from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import contains
 from tapelint.analysis.facts import keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls
@@ -88,8 +88,8 @@ class NonPersistentTapeReused(Rule):
             for later in grads[1:]:
                 if spans.exclusive(first.site.order, later.site.order):
                     continue
-                line = self._line(first.site.node)
-                how = f"a second time (the first at line {line})" if line else "a second time"
+                where = self.location(first.site.node)
+                how = f"a second time (the first at {where})" if where else "a second time"
                 self.report(later.site.node, tape=tape.name, method=later.method, how=how, fix=self._fix(tape))
                 reported = True
                 break
@@ -120,10 +120,6 @@ class NonPersistentTapeReused(Rule):
                 return True
             stack.extend(child_nodes(node))
         return False
-
-    def _line(self, node: cst.CSTNode) -> int | None:
-        position = positions(self.context.shared, self.context.module).get(node)
-        return position.start.line if position is not None else None
 
     @staticmethod
     def _fix(tape) -> PendingFix:  # type: ignore[no-untyped-def]

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from tapelint.analysis.blocks import positions
 from tapelint.analysis.keras import LOSS_SCALE_WRAPPERS
 from tapelint.analysis.mixed_precision import float16_policy, scaling_in
 from tapelint.analysis.training_steps import is_training_gradient
@@ -64,7 +63,7 @@ class LossScalingMissing(Rule):
 
     code = "TL203"
     name = "loss-scaling-missing"
-    message = "`{tape}.gradient` runs under the `mixed_float16` policy (line {line}) but the loss is never scaled: {why}"
+    message = "`{tape}.gradient` runs under the `mixed_float16` policy ({where}) but the loss is never scaled: {why}"
     severity = Severity.ERROR
     triggers = (("float16", "GradientTape"),)
     probe = ""
@@ -98,12 +97,8 @@ class LossScalingMissing(Rule):
             else:
                 why = ("small float16 gradients underflow to zero; wrap the optimizer in `LossScaleOptimizer` "
                        "and scale the loss before `tape.gradient`")
-            self.report(call.node, tape=call.receiver or "tape", line=self._line(policy.node), why=why)
-
-    def _line(self, node) -> str:  # type: ignore[no-untyped-def]
-        # The file's one shared position pass (the engine reuses it for the report itself).
-        position = positions(self.context.shared, self.context.module).get(node)
-        return str(position.start.line) if position is not None else "?"
+            self.report(call.node, tape=call.receiver or "tape", where=self.location(policy.node) or "line ?",
+                        why=why)
 
     VALID = [
         Valid(

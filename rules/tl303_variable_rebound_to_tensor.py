@@ -98,7 +98,7 @@ class VariableReboundToTensor(Rule):
 
     code = "TL303"
     name = "variable-rebound-to-tensor"
-    message = "`{name}` was a `tf.Variable` (line {line}), but `{text}` rebinds it to a new tensor: the variable is never updated and the gradient of `{name}` is None from the next step on; use `{name}.{method}(...)`"
+    message = "`{name}` was a `tf.Variable` ({where}), but `{text}` rebinds it to a new tensor: the variable is never updated and the gradient of `{name}` is None from the next step on; use `{name}.{method}(...)`"
     severity = Severity.ERROR
     triggers = (("Variable", "grad"), ("add_weight", "grad"))
     fixable = True
@@ -149,22 +149,19 @@ class VariableReboundToTensor(Rule):
         return isinstance(value, cst.Call) and facts.resolve(value.func) in TENSOR_OPS
 
     def _report(self, later: Binding, original: Binding) -> None:
-        from tapelint.analysis.blocks import positions
-
-        where = positions(self.context.shared, self.context.module).get(original.node)
-        line = where.start.line if where is not None else "?"
+        where = self.location(original.node) or "line ?"
         fix, method = self._fix(later)
         node = later.node
         if later.augmented:
             self.report(
                 node,
-                f"`{later.target}` is a `tf.Variable` (line {line}): `{render(node)}` raises RuntimeError in "
+                f"`{later.target}` is a `tf.Variable` ({where}): `{render(node)}` raises RuntimeError in "
                 f"current TensorFlow and rebound the name to a plain tensor in older versions; use "
                 f"`{later.target}.{method}(...)`",
                 fix=fix,
             )
             return
-        self.report(node, name=later.target, line=line, text=render(node), method=method, fix=fix)
+        self.report(node, name=later.target, where=where, text=render(node), method=method, fix=fix)
 
     @staticmethod
     def _fix(later: Binding) -> tuple[PendingFix | None, str]:

@@ -14,7 +14,7 @@ from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.walk import walk
-from tapelint.rule import PendingFix, Rule, RuleContext
+from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
@@ -200,8 +200,10 @@ def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
 
 
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
-                rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None) -> list[Diagnostic]:
-    """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse."""
+                rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
+                cell_lines: CellLines | None = None) -> list[Diagnostic]:
+    """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse. `cell_lines`
+    maps the lines of a notebook's composed module to cells, for messages that cite another line."""
     config = config or Config()
     enabled = rules if rules is not None else config.enabled_rules()
     file_ignores = config.ignores_for(path) if config.per_file_ignores else []
@@ -246,7 +248,7 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     instances: list[Rule] = []
     for rule_cls in applicable:
         options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
-        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared)))
+        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines)))
     visitors = [r for r in instances if r.get_visitors()]
     if any(r.get_inherited_dependencies() for r in visitors):
         wrapper.visit_batched(visitors)

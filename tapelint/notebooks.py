@@ -45,12 +45,17 @@ def _is_magic(stripped: str) -> bool:
     return stripped.endswith("?") and "#" not in stripped
 
 
-def _placeholder(line: str) -> str:
-    """A harmless statement of the same length (when there is room) that keeps the block structure."""
+def _placeholder(line: str, indent: str | None = None) -> str:
+    """A harmless statement of the same length (when there is room) that keeps the block structure.
+    `indent` replaces the line's own indentation (the continuation lines of a magic take the magic's)."""
     body = line.rstrip("\n")
     newline = line[len(body):]
-    indent = body[: len(body) - len(body.lstrip())]
-    width = len(body) - len(indent)
+    own = body[: len(body) - len(body.lstrip())]
+    width = len(body) - len(own)
+    if indent is None:
+        indent = own
+    else:
+        width = max(len(body) - len(indent), 0)
     if width >= 4:
         text = "pass" + ("#" * (width - 4))
     elif width == 3:
@@ -78,19 +83,28 @@ def mask_magics(source: str) -> tuple[str, frozenset[int]]:
         if name not in _PYTHON_BODY_CELL_MAGICS:  # %%bash, %%writefile, %%html...: the body is not Python
             foreign.update(range(2, len(lines) + 1))
             masked.update(foreign)
-    continuation = False
+    # `!pip install x \` and `%cmd \` go on to the next line, whatever its indentation: the lines that
+    # continue a magic belong to it and sit at its depth.
+    continued: dict[int, str] = {}  # continuation line -> the indentation of the magic it continues
+    continuation: str | None = None
     for number, line in enumerate(lines, start=1):
         if number in masked:
             continue
         stripped = line.strip()
-        if continuation or _is_magic(stripped):
+        if continuation is not None or _is_magic(stripped):
             masked.add(number)
-            continuation = stripped.endswith("\\")
+            if continuation is not None:
+                continued[number] = continuation
+            else:
+                continuation = line[: len(line) - len(line.lstrip())]
+            if not stripped.endswith("\\"):
+                continuation = None
     if not masked:
         return source, frozenset()
     # A foreign body keeps no indentation: an indented shell script or the `def` of a `%%writefile` file
     # would otherwise leave placeholders at depths that do not parse.
-    out = [_flush_placeholder(line) if number in foreign else _placeholder(line) if number in masked else line
+    out = [_flush_placeholder(line) if number in foreign
+           else _placeholder(line, continued.get(number)) if number in masked else line
            for number, line in enumerate(lines, start=1)]
     return "".join(out), frozenset(masked)
 
@@ -278,11 +292,22 @@ def _map_diagnostic(composed: _Composed, diagnostic: Diagnostic) -> Diagnostic |
                                    cell=cell.number, fix=fix)
 
 
+def _cell_lines(composed: _Composed):  # type: ignore[no-untyped-def]
+    """Composed line -> (cell number, line in the cell): the mapping the findings get, for messages that
+    cite another line."""
+    def cell_line(line: int) -> tuple[int, int] | None:
+        found = _locate(composed, line, 0)
+        return None if found is None else (found[0].number, found[1])
+
+    return cell_line
+
+
 def _lint_cells(cells: list[CodeCell], name: str, config: Config, force: bool
                 ) -> tuple[_Composed, list[Diagnostic], list[Diagnostic]]:
     """(composed module, raw diagnostics in composed coordinates, diagnostics mapped to cells)."""
     composed = _compose(cells, name, config)
-    raw = lint_source(composed.source, name, config, force=force) if composed.source.strip() else []
+    raw = (lint_source(composed.source, name, config, force=force, cell_lines=_cell_lines(composed))
+           if composed.source.strip() else [])
     mapped = [m for m in (_map_diagnostic(composed, d) for d in raw) if m is not None]
     result = sorted([*composed.syntax_errors, *mapped], key=Diagnostic.sort_key)
     return composed, raw, result

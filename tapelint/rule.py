@@ -8,6 +8,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import libcst as cst
 
+from tapelint.analysis.blocks import positions
 from tapelint.analysis.facts import Facts
 from tapelint.diagnostic import Confidence, Severity
 
@@ -63,6 +64,16 @@ class Report:
     name: str = ""
 
 
+# Line of the linted module -> (cell number, line in that cell), or None; set for notebooks only.
+CellLines = Callable[[int], "tuple[int, int] | None"]
+
+
+def describe_line(line: int, cell: int | None = None) -> str:
+    """A line as messages cite it: `line 12` in a .py file, `cell 3, line 2` in a notebook (cells
+    numbered like the findings' `cell`)."""
+    return f"line {line}" if cell is None else f"cell {cell}, line {line}"
+
+
 @dataclass
 class RuleContext:
     path: str
@@ -72,6 +83,7 @@ class RuleContext:
     keras_version: int | None = None  # 2 when the project targets tf_keras / Keras 2
     # Shared by every rule on one file, so the analysis runs once, on first use.
     shared: dict[str, Any] = field(default_factory=dict)
+    cell_lines: CellLines | None = None
 
     @property
     def facts(self) -> Facts:
@@ -133,6 +145,16 @@ class Rule(cst.BatchableCSTVisitor):
         self.reports.append(
             Report(node, text, severity or self.severity, confidence or self.confidence, fix, self.code, self.name)
         )
+
+    def location(self, node: cst.CSTNode) -> str | None:
+        """Where `node` starts, for a message that points at another line: `line 12`, or `cell 3, line 2`
+        in a notebook. None when the node has no position."""
+        position = positions(self.context.shared, self.context.module).get(node)
+        if position is None:
+            return None
+        line = position.start.line
+        in_cell = self.context.cell_lines(line) if self.context.cell_lines is not None else None
+        return describe_line(line) if in_cell is None else describe_line(in_cell[1], in_cell[0])
 
     def check(self) -> None:
         """Called once after the traversal; analysis-driven rules do their work here."""

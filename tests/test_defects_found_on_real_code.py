@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import json
 import re
 
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from tapelint.config import Config
 from tapelint.engine import lint_source
 from tapelint.fixes import fix_source
+from tapelint.notebooks import lint_notebook_text, mask_magics
+from tapelint.rule import describe_line
 
 tl502 = importlib.import_module("tapelint.rules.tl502_removed_keras_api")
 
@@ -138,3 +142,100 @@ def test_small_learning_rate_decays_and_other_optimizers_keep_the_schedule_fix(c
     fixed = fix_source(source, "example.py", Config(select=("TL501",)), unsafe=True).source
     assert fixed == (f"import tensorflow as tf\nopt = tf.keras.optimizers.{cls}(learning_rate=tf.keras.optimizers"
                      f".schedules.InverseTimeDecay(0.01, decay_steps=1, decay_rate={decay}))\n")
+
+
+# --- Notebooks: messages that cite another line name its cell -----------------------------------------------
+
+
+def _notebook(*cells: tuple[str, str]) -> str:
+    return json.dumps({
+        "cells": [{"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True),
+                   **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+                  for kind, text in cells],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    })
+
+
+def _in_notebook(code: str, *cells: tuple[str, str]) -> list:
+    return [d for d in lint_notebook_text(_notebook(*cells), "train.ipynb", Config()) if d.code == code]
+
+
+def test_describe_line_reads_line_in_a_file_and_cell_and_line_in_a_notebook():
+    assert describe_line(12) == "line 12"
+    assert describe_line(2, cell=3) == "cell 3, line 2"
+
+
+def test_variable_rebound_in_a_notebook_cites_the_cell_of_the_variable():
+    [finding] = _in_notebook(
+        "TL303",
+        ("markdown", "# Linear regression\n"),
+        ("code", "import tensorflow as tf\n\nw = tf.Variable(tf.random.normal((3, 1)))\n"),
+        ("code", "for x, y in [(tf.ones((4, 3)), tf.zeros((4, 1)))]:\n"
+                 "    with tf.GradientTape() as tape:\n"
+                 "        loss = tf.reduce_mean(tf.square(x @ w - y))\n"
+                 "    dw = tape.gradient(loss, w)\n"
+                 "    w = w - 0.01 * dw\n"),
+    )
+    assert (finding.cell, finding.line) == (3, 5)
+    assert "`w` was a `tf.Variable` (cell 2, line 3)" in finding.message
+
+
+def test_second_gradient_in_a_later_cell_cites_the_cell_of_the_first():
+    [finding] = _in_notebook(
+        "TL005",
+        ("code", "import tensorflow as tf\nx = tf.Variable(2.0)\n"),
+        ("markdown", "Two gradients from one tape"),
+        ("code", "with tf.GradientTape() as tape:\n    y = x * x\n    z = y * y\n\ndy = tape.gradient(y, x)\n"),
+        ("code", "dz = tape.gradient(z, x)\n"),
+    )
+    assert (finding.cell, finding.line) == (4, 1)
+    assert "(the first at cell 3, line 5)" in finding.message
+    assert "line 9" not in finding.message  # the line of the composed module, meaningless to the user
+
+
+def test_mixed_precision_policy_is_cited_by_cell():
+    [finding] = _in_notebook(
+        "TL203",
+        ("code", "!pip install -q tensorflow\nimport tensorflow as tf\n"),
+        ("code", 'tf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+                 "model = tf.keras.Sequential([tf.keras.layers.Dense(10, dtype='float32')])\n"
+                 "optimizer = tf.keras.optimizers.Adam(1e-3)\n"),
+        ("code", "def train_step(x, y):\n"
+                 "    with tf.GradientTape() as tape:\n"
+                 "        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))\n"
+                 "    grads = tape.gradient(loss, model.trainable_variables)\n"
+                 "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"),
+    )
+    assert (finding.cell, finding.line) == (3, 4)
+    assert "`mixed_float16` policy (cell 2, line 1)" in finding.message
+
+
+def test_the_same_rule_in_a_py_file_still_cites_a_plain_line():
+    source = ("import tensorflow as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as tape:\n    y = x * x\n"
+              "    z = y * y\ndy = tape.gradient(y, x)\ndz = tape.gradient(z, x)\n")
+    [finding] = _only("TL005", source)
+    assert "(the first at line 6)" in finding.message
+
+
+# --- Notebooks: a shell or line magic continued with `\` ----------------------------------------------------
+
+
+@pytest.mark.parametrize("magic", ["!pip install foo \\\n    --upgrade\n",
+                                   "%pip install foo \\\n        --upgrade \\\n  -q\n",
+                                   "!apt-get install -y \\\nlibsndfile1\n"])
+def test_a_magic_continued_on_indented_lines_is_not_a_syntax_error(magic):
+    source = magic + "import tensorflow as tf\nopt = tf.keras.optimizers.Adam(lr=1e-3)\n"
+    masked, lines = mask_magics(source)
+    ast.parse(masked)
+    assert lines == frozenset(range(1, magic.count("\n") + 1))
+    found = lint_notebook_text(_notebook(("markdown", "Setup"), ("code", source)), "setup.ipynb", Config())
+    assert [(d.code, d.cell, d.line) for d in found] == [("TL501", 2, magic.count("\n") + 2)]
+
+
+def test_a_continued_magic_inside_a_block_keeps_the_block_depth():
+    source = ("import tensorflow as tf\nif not tf.config.list_physical_devices('GPU'):\n"
+              "    !pip install tensorflow-cpu \\\n        --quiet\n    print('cpu')\n")
+    masked, lines = mask_magics(source)
+    ast.parse(masked)
+    assert lines == frozenset({3, 4})
+    assert not [d for d in lint_notebook_text(_notebook(("code", source)), "x.ipynb", Config()) if d.code == "TL000"]
