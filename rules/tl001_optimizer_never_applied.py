@@ -16,8 +16,9 @@ class OptimizerNeverApplied(Rule):
     ## Why is this bad?
     `tape.gradient` only computes the gradients. Nothing changes until an optimizer applies them, so the
     loss stays flat forever while the gradients look perfectly healthy. This is the first thing wrong
-    in the "gradients are zero except on the first iteration" report (seed 1): `Adam(learning_rate=0.01)`
-    is created, the loop calls `tape.gradient` and appends the loss, and the weights never move.
+    in the Stack Overflow question "Gradients are zero except first iteration in tensorflow" (reproduced in
+    `examples/seed1_frozen_vgg_head.py`): `Adam(learning_rate=0.01)` is created, the loop calls
+    `tape.gradient` and appends the loss, and the weights never move.
     In a GAN, forgetting one of the two `apply_gradients` calls leaves that network untrained.
 
     ## Example
@@ -54,7 +55,8 @@ class OptimizerNeverApplied(Rule):
     ## References
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
     - https://www.tensorflow.org/api_docs/python/tf/keras/optimizers/Optimizer#apply_gradients
-    - Seed report 1 in SEEDS.md ("gradients are zero except on the first iteration"), where
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow", where
       `optimizer.apply_gradients` is never called
     - https://github.com/google-deepmind/weathernext/issues/118 (gradients computed but never applied)
     """

@@ -39,8 +39,9 @@ class MetricFedSingleSample(Rule):
     ## What it does
     Reports a Keras metric (`metric.update_state(y, p)` or `metric(y, p)`) whose prediction argument is
     one sample of the batch, `logits[0]`, where `logits` is the whole batch output of a single-output
-    model. Seed report 2 did `train_acc_metric(y_batch_train[0], logits[0][:-1])`: one sample, and a
-    prediction vector with its last class cut off.
+    model. The loop of `examples/seed2_vgg_cifar_loop.py` (from a Stack Overflow question) does
+    `train_acc_metric(y_batch_train[0], logits[0][:-1])`: one sample, and a prediction vector with its
+    last class cut off.
 
     ## Why is this bad?
     The metric then scores one example per step (0 or 1 for accuracy) instead of the batch, and with a
@@ -73,7 +74,8 @@ class MetricFedSingleSample(Rule):
     ## References
     - https://keras.io/api/metrics/ (metrics take batches of `y_true`, `y_pred`)
     - https://github.com/keras-team/keras/issues/18796 (accuracy that says nothing about learning)
-    - Seed report 2 in SEEDS.md (`train_acc_metric(y_batch_train[0], logits[0][:-1])`)
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected" (`train_acc_metric(y_batch_train[0], logits[0][:-1])`)
     """
 
     code = "TL109"

@@ -23,10 +23,11 @@ class LearningRateTooHigh(Rule):
     ## Why is this bad?
     A first step that is too large does its damage at once: it pushes a softmax to exactly 0/1 in
     float32, where Keras' clipped cross-entropy passes no gradient, or it drives ReLU units negative
-    for every input, after which they never recover. In seed report 1, `Adam(learning_rate=0.01)` on a
-    fresh Dense(64, relu) head over 0..255 inputs: the share of dead units went 48% -> 72% -> 73% -> 73%
-    -> 93% -> 98% in five steps (TF 2.21, measured), and with the 2-way softmax the gradient norm went
-    11, 0, 0, 0, ... At 0.001 the same loop learns.
+    for every input, after which they never recover. In `examples/seed1_frozen_vgg_head.py` (from a Stack
+    Overflow question), `Adam(learning_rate=0.01)` on a fresh Dense(64, relu) head over 0..255 inputs:
+    the share of dead units went 48% -> 72% -> 73% -> 73% -> 93% -> 98% in five steps (TF 2.21,
+    measured), and with the 2-way softmax the gradient norm went 11, 0, 0, 0, ... At 0.001 the same
+    loop learns.
 
     The defaults and the evidence behind them:
     - adaptive, 0.01 (reported above it): Adam's step is about `lr` per weight whatever the gradient's
@@ -35,8 +36,8 @@ class LearningRateTooHigh(Rule):
       learning rates above 0.01 too.
     - adaptive on a pretrained or frozen backbone, 0.005 (so 0.01 is reported): a fresh head over
       hundreds of large, non-negative backbone features turns a step of 0.01 on every weight into a
-      jump of its logits; that is seed 1. Keras' default is 0.001 and the Keras transfer-learning guide
-      trains heads at its default and fine-tunes at 1e-5.
+      jump of its logits; that is `examples/seed1_frozen_vgg_head.py`. Keras' default is 0.001 and the
+      Keras transfer-learning guide trains heads at its default and fine-tunes at 1e-5.
     - accumulating, 0.1: Adagrad divides by the accumulated squared gradients, so it tolerates 0.01-0.1
       (the original paper's range); above that it diverges like Adam.
     - SGD, 0.5: plain SGD at 0.1 is a standard setting for MNIST-sized models; a sum-reduced loss at
@@ -86,7 +87,8 @@ class LearningRateTooHigh(Rule):
     - https://github.com/keras-team/keras/issues/7057 (a too-high learning rate knocks ReLU units out)
     - https://github.com/NLeSC/mcfly/issues/43 (models with lr > 0.03 did not learn)
     - https://github.com/tensorflow/tensorflow/issues/52175 ("gradients are zero except the first time")
-    - Seed report 1 in SEEDS.md (Adam at 0.01 on a frozen-backbone head)
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow" (Adam at 0.01 on a frozen-backbone head)
     """
 
     code = "TL201"

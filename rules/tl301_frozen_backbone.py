@@ -79,7 +79,8 @@ class FrozenBackbone(Rule):
     - https://github.com/keras-team/keras/issues/9214 (BatchNorm in a frozen backbone)
     - https://github.com/keras-team/keras/issues/20285
     - https://github.com/yzhao062/pyod/issues/459 (optimizer built with another variable set)
-    - Seed report 1 in SEEDS.md (`vgg.trainable = False`, only the head can learn)
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow" (`vgg.trainable = False`, only the head can learn)
     """
 
     code = "TL301"

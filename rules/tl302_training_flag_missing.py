@@ -161,7 +161,10 @@ class TrainingFlagMissing(Rule):
     - https://keras.io/getting_started/faq/ (the `training` argument in `call()`)
     - https://github.com/tensorflow/tensorflow/issues/31184 (custom loop worse than fit; fixed by `training=True`)
     - https://github.com/tensorflow/tensorflow/issues/28028
-    - Seed report 2 in SEEDS.md (the loop calls `model(x)` without `training=True`)
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected" (the loop calls `model(x)` without `training=True`)
+    - https://github.com/keras-team/keras/issues/15306 (a CIFAR-10 GradientTape loop that does not learn
+      while `fit` does)
     """
 
     code = "TL302"

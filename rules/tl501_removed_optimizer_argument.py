@@ -75,7 +75,8 @@ class RemovedOptimizerArgument(Rule):
     - https://keras.io/api/optimizers/learning_rate_schedules/inverse_time_decay/
     - https://www.tensorflow.org/api_docs/python/tf/compat/v1/train/RMSPropOptimizer (the TF1 -> TF2
       argument map: `decay` becomes `rho=decay`)
-    - Seed report 2 in SEEDS.md: `Adam(lr=0.001, ..., decay=0.0)` in a custom loop
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected": `Adam(lr=0.001, ..., decay=0.0)` in a custom loop
     """
 
     code = "TL501"

@@ -87,8 +87,9 @@ class RemovedKerasApi(Rule):
 
     ## Why is this bad?
     These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long
-    training run has already been paid for (seed report 2 resets its metrics with `reset_states()` after
-    each epoch). `optimizer.lr` is the spelling of countless learning-rate callbacks and loops.
+    training run has already been paid for (`examples/seed2_vgg_cifar_loop.py`, from a Stack Overflow
+    question, resets its metrics with `reset_states()` after each epoch). `optimizer.lr` is the spelling
+    of countless learning-rate callbacks and loops.
 
     ## Example
     ```python
@@ -133,7 +134,8 @@ class RemovedKerasApi(Rule):
     - https://keras.io/api/metrics/base_metric/#reset_state-method
     - https://github.com/tensorflow/docs/pull/2336 (`'Mean' object has no attribute 'reset_states'` in the custom-loop tutorials)
     - https://github.com/tensorflow/tensorboard/pull/6932 (the same break in TensorBoard's get-started loop on TF 2.17)
-    - Seed report 2 in SEEDS.md (`train_acc_metric.reset_states()` in a GradientTape loop)
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected" (`train_acc_metric.reset_states()` in a GradientTape loop)
     """
 
     code = "TL502"

@@ -13,8 +13,9 @@ class DeadReluUnits(Rule):
 
     ## Why is this bad?
     A unit whose kernel column has an all-zero gradient did not fire for any sample of the batch: it is dead and
-    will stay dead, since nothing pushes its weights back. In seed 1, Adam at 0.01 on unnormalized 0..255 images
-    takes the share of dead Dense(64, relu) units from 48% to 98% in five steps, and the head stops learning.
+    will stay dead, since nothing pushes its weights back. In `examples/seed1_frozen_vgg_head.py`, Adam at 0.01 on
+    unnormalized 0..255 images takes the share of dead Dense(64, relu) units from 48% to 98% in five steps, and the
+    head stops learning.
 
     ## Example
     ```python
@@ -45,7 +46,9 @@ class DeadReluUnits(Rule):
     ## References
     - https://github.com/keras-team/keras/issues/7057 (dying ReLU with a high learning rate)
     - https://github.com/shiningrain/AUTOTRAINER (dying ReLU at 70% zero gradients)
-    - Seed report 1 in SEEDS.md
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow" (Adam at 0.01 on 0..255 images kills the Dense(64, relu) head)
+    - https://github.com/tensorflow/tensorflow/issues/52175 ("gradients are zero except the first time")
     """
 
     code = "TL804"

@@ -13,10 +13,10 @@ class WeightsNotUpdated(Rule):
     with a non-zero gradient were left out of the update.
 
     ## Why is this bad?
-    If no weight changes, nothing learns, whatever the loss curve printed. Seed 1 computes gradients and never calls
-    `apply_gradients`. The probe compares every trainable variable before the gradient and at the next gradient
-    call (or the end of the script), so it also catches a variable list that misses a layer and a learning rate
-    of zero.
+    If no weight changes, nothing learns, whatever the loss curve printed. `examples/seed1_frozen_vgg_head.py`
+    computes gradients and never calls `apply_gradients`. The probe compares every trainable variable before the
+    gradient and at the next gradient call (or the end of the script), so it also catches a variable list that
+    misses a layer and a learning rate of zero.
 
     ## Example
     ```python
@@ -45,7 +45,8 @@ class WeightsNotUpdated(Rule):
 
     ## References
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
-    - Seed report 1 in SEEDS.md
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow" (the gradients are computed, `apply_gradients` is never called)
     """
 
     code = "TL807"

@@ -45,7 +45,10 @@ class TrainingFlagNotSet(Rule):
     ## References
     - https://keras.io/guides/transfer_learning/ (training=False for a frozen BatchNormalization)
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
-    - Seed report 2 in SEEDS.md
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected" (the loop calls `model(x)` without `training=True`)
+    - https://github.com/keras-team/keras/issues/15306 (a CIFAR-10 GradientTape loop that does not learn
+      while `fit` does)
     """
 
     code = "TL812"

@@ -15,8 +15,9 @@ class SaturatedOutput(Rule):
     ## Why is this bad?
     Keras clips the probabilities to [1e-7, 1 - 1e-7] and a clip passes no gradient. Once a wrong sample's true-
     class probability is below 1e-7, it adds about 16.1 to the loss and nothing to the gradient: the gradients
-    are exactly zero and the loss is stuck. This is the signature of both seed reports. Keras 3 avoids it for
-    its own softmax layer by using the logits; a raw `tf.nn.softmax` still takes the clipped path.
+    are exactly zero and the loss is stuck. This is the signature of both reproductions in `examples/`
+    (`seed1_frozen_vgg_head.py`, `seed2_vgg_cifar_loop.py`, from two Stack Overflow questions). Keras 3
+    avoids it for its own softmax layer by using the logits; a raw `tf.nn.softmax` still takes the clipped path.
 
     ## Example
     ```python
@@ -46,7 +47,13 @@ class SaturatedOutput(Rule):
     ## References
     - https://github.com/tensorflow/tensorflow/issues/34221
     - https://github.com/tensorflow/tensorflow/issues/32869 (softmax layer logits not used)
-    - Seed reports 1 and 2 in SEEDS.md
+    - `examples/seed1_frozen_vgg_head.py`, a reproduction of the Stack Overflow question "Gradients are
+      zero except first iteration in tensorflow"
+    - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
+      Gradient Tape not working as expected"
+    - https://github.com/tensorflow/tensorflow/issues/52175 ("gradients are zero except the first time")
+    - https://github.com/keras-team/keras/issues/15306 (a CIFAR-10 GradientTape loop that does not learn
+      while `fit` does)
     """
 
     code = "TL813"
