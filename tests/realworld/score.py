@@ -72,7 +72,7 @@ def load_labels() -> tuple[list[str], list[Label]]:
     files: list[str] = []
     labels: list[Label] = []
     for toml_path in sorted(LABELS.glob("*.toml")):
-        slug = toml_path.stem
+        slug = toml_path.stem.split("--")[0]  # `keras-io--2.toml` labels more files of files/keras-io/
         data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
         for entry in data.get("files", []):
             rel = f"{slug}/{entry['path']}"
