@@ -8,6 +8,7 @@ from tapelint.analysis.gradients import GradientCall, gradient_calls, watch_call
 from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
 # Constructors of plain tensors (never a tf.Variable).
 TENSOR_FACTORIES = frozenset({
@@ -20,7 +21,6 @@ TENSOR_FACTORIES = frozenset({
 })
 TENSOR_PREFIXES = ("tensorflow.random.", "numpy.", "keras.applications.")  # keras.applications.*.preprocess_input
 VARIABLE_MAKERS = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.variable"})
-WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 
 
 class UnwatchedTensorGradient(Rule):

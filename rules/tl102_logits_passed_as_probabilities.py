@@ -100,6 +100,23 @@ class LogitsPassedAsProbabilities(Rule):
         Valid(
             """
 import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras import layers
+
+inputs = keras.Input(shape=(784,))
+x = layers.Dense(64, activation="relu")(inputs)
+x = layers.Dense(10)(x)
+outputs = layers.Activation("softmax", dtype="float32")(x)
+# The mixed-precision guide's cast: a linear Activation hands the probabilities on unchanged.
+outputs = layers.Activation("linear", dtype="float32")(outputs)
+model = keras.Model(inputs=inputs, outputs=outputs)
+model.compile(loss="sparse_categorical_crossentropy", optimizer=keras.optimizers.RMSprop())
+""",
+            "near miss: a linear Activation after the softmax only casts to float32",
+        ),
+        Valid(
+            """
+import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
 loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)

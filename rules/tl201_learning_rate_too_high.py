@@ -3,7 +3,14 @@ from __future__ import annotations
 from tapelint.analysis.constants import number
 from tapelint.analysis.facts import arg_value
 from tapelint.analysis.keras import learning_rate, trains_a_model, transfer_learning
-from tapelint.analysis.optimizers import optimizer_creations, steps_only_plain_variables
+from tapelint.analysis.keras import is_linear_model
+from tapelint.analysis.optimizers import (
+    Fate,
+    optimizer_creations,
+    optimizer_fate,
+    steps_only_plain_variables,
+    trained_models,
+)
 from tapelint.analysis.walk import contains
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Option, Rule, Valid
@@ -118,6 +125,14 @@ class LearningRateTooHigh(Rule):
                 continue
             if steps_only_plain_variables(self.facts, creation):
                 continue  # it optimises an input (an image, a latent), not a network's weights
+            models = trained_models(self.facts, creation)
+            if models is None and optimizer_fate(self.facts, creation) not in (Fate.UNUSED, Fate.NEVER_APPLIED):
+                # It steps something we cannot read (a factory, another module, a custom train_step):
+                # the limit is a guess about the network, so without the network there is no finding.
+                continue
+            if models and all(is_linear_model(self.facts, m.node, m.cls if m.cls in self.facts.classes else None)
+                              for m in models if m.node is not None) and all(m.node is not None for m in models):
+                continue  # a linear model: nothing to saturate or kill, the claim would be wrong
             node = lr.node if lr.node is not None and contains(creation.node, lr.node) else creation.node
             cls = creation.cls
             if cls == "SGD" and self._momentum(creation) > 0:
@@ -167,6 +182,31 @@ optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
               config={"learning-rate-too-high": {"adaptive-max": 0.1}}),
         Valid("import torch\nopt = torch.optim.Adam(params, lr=0.1)\n", "not Keras"),
         Valid("""
+import tensorflow as tf
+
+class Net(tf.keras.Model):
+    \"\"\"A simple linear model.\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = tf.keras.layers.Dense(5)
+
+    def call(self, x):
+        return self.l1(x)
+
+def train_step(net, example, optimizer):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.abs(net(example["x"]) - example["y"]))
+    variables = net.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+
+net = Net()
+opt = tf.keras.optimizers.Adam(0.1)
+for example in dataset:
+    train_step(net, example, opt)
+""", "near miss: the checkpoint guide's linear model; nothing can saturate or die"),
+        Valid("""
 import keras
 import numpy as np
 var = keras.Variable(np.ones(3))
@@ -206,7 +246,7 @@ BASE_LR = 1e-2
 schedule = keras.optimizers.schedules.ExponentialDecay(
     initial_learning_rate=BASE_LR * 5, decay_steps=1000, decay_rate=0.9)
 optimizer = keras.optimizers.RMSprop(learning_rate=schedule)
-model = keras.Sequential([keras.layers.Dense(10)])
+model = keras.Sequential([keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
 model.compile(optimizer=optimizer, loss="mse")
 """, message_contains="0.05 is high for RMSprop"),
         Invalid("import keras\nopt = keras.optimizers.SGD(0.5, momentum=0.9)\nmodel = keras.models.load_model('m.keras')\n",

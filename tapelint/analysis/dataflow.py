@@ -30,6 +30,7 @@ from tapelint.analysis.walk import contains as walk_contains
 
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
+from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
 
 class State(enum.IntEnum):
@@ -118,7 +119,6 @@ TENSOR_EXITS = frozenset({"numpy", "item", "tolist"})
 PREDICT_METHODS = frozenset({"predict", "predict_on_batch"})
 # Keras methods of a model that compute a loss from their arguments.
 LOSS_METHODS = frozenset({"compute_loss", "compiled_loss"})
-WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 NO_GRADIENT_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device"})
 INDEX_KEYWORDS = frozenset({"dtype", "name", "axis", "keepdims", "output_type"})
 

@@ -12,10 +12,10 @@ from typing import Iterator
 import libcst as cst
 
 from tapelint.analysis.names import ImportMap, dotted
+from tapelint.analysis.vocabulary import TAPE_CLASSES
 from tapelint.analysis.walk import walk
 
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
-TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
 SPAN_NODES = (cst.For, cst.While, cst.If, cst.IndentedBlock, cst.Else, cst.SimpleStatementSuite, cst.Return,
               cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -89,6 +89,12 @@ class Binding:
     # Where the bound value comes from when unpacked: indices into `source` (or the loop's items).
     path: tuple[int, ...] = ()
     source: cst.BaseExpression | None = None
+    # The order after the whole statement: reads in its own right-hand side (`x = f(x)`) come before.
+    ready: int = -1
+
+    def __post_init__(self) -> None:
+        if self.ready < 0:
+            self.ready = self.order
 
     def visible_at(self, order: int) -> bool:
         return self.comprehension is None or self.comprehension[0] < order <= self.comprehension[1]
@@ -206,6 +212,7 @@ class _Collector(cst.CSTVisitor):
         self.open_withs: dict[int, list[TapeBlock]] = {}
         self.containers: list[str] = []
         self.comprehensions: list[list[int]] = []
+        self.pending: list[int] = []
 
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -289,6 +296,7 @@ class _Collector(cst.CSTVisitor):
             cls.methods[node.name.value] = scope
         elif parent.is_module:
             self.f.functions[node.name.value] = scope
+            self.f.definitions.setdefault(node.name.value, []).append(scope)
         self.scopes.append(scope)
         self.loop_depth.append(0)
         self.containers.append("function")
@@ -392,14 +400,26 @@ class _Collector(cst.CSTVisitor):
 
     # ----- bindings
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.pending.append(len(self.f.bindings))
         for target in node.targets:
             self._bind_target(target.target, node.value, node)
 
+    def _ready(self, original_node: cst.CSTNode) -> None:
+        for binding in self.f.bindings[self.pending.pop():]:
+            if binding.node is original_node:
+                binding.ready = self.order
+
+    leave_Assign = _ready
+
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.pending.append(len(self.f.bindings))
         if node.value is not None:
             self._bind_target(node.target, node.value, node)
 
+    leave_AnnAssign = _ready
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.pending.append(len(self.f.bindings))
         name = dotted(node.target)
         if name is not None:
             self.f.bindings.append(
@@ -407,6 +427,8 @@ class _Collector(cst.CSTVisitor):
                         self.loop_depth[-1], tuple(self.tapes), augmented=True)
             )
             self.f.name_uses.append(NameUse(name, self.scope, self.order, node.target))
+
+    leave_AugAssign = _ready
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node.value, node)
@@ -511,6 +533,8 @@ class Facts:
         self.returns: list[ReturnSite] = []
         self.stores: list[Store] = []
         self.comprehension_spans: dict[int, list[int]] = {}
+        # Module-level functions by name, in document order: a notebook may define `train_step` twice.
+        self.definitions: dict[str, list[Scope]] = {}
         self.name_uses: list[NameUse] = []
         # Imports are usually at the top, but a late `import tensorflow as tf` inside a function must
         # still resolve calls made before it in document order: collect imports first.
@@ -584,10 +608,43 @@ class Facts:
             return own[-1]
         same_scope = [b for b in visible if b.scope is scope]
         if same_scope:
-            before = [b for b in same_scope if b.order < order]
+            before = [b for b in same_scope if b.ready < order]
             return before[-1] if before else None
-        # A read from an inner function sees the enclosing scope's final value.
+        # A read from an inner function sees the enclosing scope's value when the function runs
+        # (in a notebook, `model` may be rebound in a later cell for another experiment).
+        outer = visible[-1].scope
+        runs = self.runs_at(scope, outer)
+        if runs:
+            before = [b for b in visible if b.scope is outer and b.ready < runs[-1]]
+            if before:
+                return before[-1]
         return visible[-1]
+
+    def runs_at(self, inner: Scope, outer: Scope) -> list[int]:
+        """The orders in `outer` at which `inner` (a function nested in it) runs, when known: its
+        call sites in `outer`, or those of the functions that call it. Empty when none is seen."""
+        key = ("runs_at", id(inner), id(outer))
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        function = inner
+        while function.parent is not None and function.parent is not outer:
+            function = function.parent
+        orders: set[int] = set()
+        pending, seen = [function], set()
+        while pending and len(seen) < 16:
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            for site in self.call_sites_of_scope(current):
+                if site.scope is outer:
+                    orders.add(site.order)
+                elif not site.scope.is_module and site.scope.parent is outer:
+                    pending.append(site.scope)
+        result = sorted(orders)
+        self._cache[key] = result
+        return result
 
     def is_param(self, name: str, scope: Scope) -> bool:
         for current in scope.chain():
@@ -613,7 +670,20 @@ class Facts:
             if name == "__init__":
                 found += self.calls_to(scope.class_name)  # `Trainer(model, opt)` runs `__init__`
             return found
-        return [c for c in self.calls_to(name)]
+        calls = self.calls_to(name)
+        if not scope.parent or not scope.parent.is_module or len(self.definitions.get(name, ())) < 2:
+            return list(calls)
+        # Redefined (notebook cells): a call runs the definition last made before it.
+        return [c for c in calls if self.function_at(name, c.order) is scope]
+
+    def function_at(self, name: str, order: int) -> Scope | None:
+        """The module-level function `name` in effect at `order` (the last `def` before it, else the
+        first one: a function body may call one defined further down)."""
+        defs = self.definitions.get(name)
+        if not defs:
+            return None
+        before = [d for d in defs if d.order < order]
+        return before[-1] if before else defs[0]
 
     def argument_for_param(self, call: cst.Call, scope: Scope, param: str) -> cst.BaseExpression | None:
         params = list(scope.params)

@@ -14,36 +14,20 @@ import libcst as cst
 from tapelint.analysis.constants import boolean, number, string
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
-
-# ----------------------------------------------------------------------------- optimizers
-
-ADAPTIVE_OPTIMIZERS = frozenset(
-    {"Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adafactor", "Lion", "Lamb", "Ftrl"}
+from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.vocabulary import (  # noqa: F401  (re-exported: rules import them from here)
+    ADAPTIVE_OPTIMIZERS,
+    APPLICATIONS_PREFIX,
+    APPLY_METHODS,
+    LOSS_SCALE_WRAPPERS,
+    MODEL_CLASSES,
+    OPTIMIZER_CLASSES,
+    SCHEDULE_PREFIX,
+    SGD_OPTIMIZERS,
+    is_legacy_optimizer,
+    optimizer_class,
 )
-SGD_OPTIMIZERS = frozenset({"SGD"})
-OTHER_OPTIMIZERS = frozenset({"Adadelta", "Optimizer", "LossScaleOptimizer", "Muon"})
-OPTIMIZER_CLASSES = ADAPTIVE_OPTIMIZERS | SGD_OPTIMIZERS | OTHER_OPTIMIZERS
-APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
-LOSS_SCALE_WRAPPERS = frozenset({"LossScaleOptimizer"})
 
-
-def optimizer_class(qualified: str | None) -> str | None:
-    """`Adam` for any spelling of a Keras optimizer class (incl. legacy/experimental), else None."""
-    if not qualified or not qualified.startswith("keras.optimizers") and not qualified.startswith(
-        "keras.mixed_precision"
-    ):
-        return None
-    last = qualified.rsplit(".", 1)[-1]
-    if last in OPTIMIZER_CLASSES and last != "Optimizer":
-        return last
-    return None
-
-
-def is_legacy_optimizer(qualified: str | None) -> bool:
-    return bool(qualified) and ".legacy." in qualified
-
-
-SCHEDULE_PREFIX = "keras.optimizers.schedules."
 
 
 @dataclass
@@ -261,14 +245,12 @@ ACTIVATION_LAYERS = frozenset({"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTra
                                "DepthwiseConv2D", "EinsumDense"})
 PASSTHROUGH_LAYERS = frozenset({"Dropout", "Reshape", "Flatten", "Permute", "SpatialDropout1D",
                                 "SpatialDropout2D", "GaussianNoise", "ActivityRegularization"})
-MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
 
 # keras.applications families that contain BatchNormalization layers.
 BATCHNORM_APPLICATIONS = (
     "ResNet", "EfficientNet", "MobileNet", "DenseNet", "Inception", "Xception", "NASNet", "ConvNeXt",
     "RegNet",
 )
-APPLICATIONS_PREFIX = "keras.applications."
 UNKNOWN_LAYER = "<unknown layer>"
 
 
@@ -475,7 +457,7 @@ class ModelReader:
 
     def _sequential_output(self, info: ModelInfo) -> OutputInfo:
         for cls, call in reversed(info.layers):
-            if cls in PASSTHROUGH_LAYERS or cls == "InputLayer" or cls == "Input":
+            if cls == "InputLayer" or cls == "Input" or self._identity(cls, call):
                 continue
             if cls == UNKNOWN_LAYER:
                 return UNKNOWN
@@ -519,7 +501,7 @@ class ModelReader:
             if isinstance(expr.func, cst.Call):
                 cls = layer_class(f, expr.func)
                 if cls is not None:
-                    if cls in PASSTHROUGH_LAYERS:
+                    if self._identity(cls, expr.func):
                         return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
                     act = layer_activation(f, expr.func, cls)
                     return OutputInfo(_kind_from_activation(act), expr.func, f"`{cls}` layer", act)
@@ -530,7 +512,7 @@ class ModelReader:
                 layer = self._layer_held_by(func_name, scope, order)
                 if layer is not None:
                     cls, call = layer
-                    if cls in PASSTHROUGH_LAYERS:
+                    if self._identity(cls, call):
                         return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
                     act = layer_activation(f, call, cls)
                     return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
@@ -568,6 +550,13 @@ class ModelReader:
                 current = earlier
             return result
         return UNKNOWN
+
+    def _identity(self, cls: str, call: cst.CSTNode) -> bool:
+        """Layers that hand their input on unchanged in kind: Dropout, Reshape, ... and
+        `Activation("linear", dtype="float32")`, the mixed-precision guide's cast to float32."""
+        if cls in PASSTHROUGH_LAYERS:
+            return True
+        return cls == "Activation" and isinstance(call, cst.Call) and layer_activation(self.f, call, cls) == "linear"
 
     def _kind_from_param(self, name: str, scope: Scope, depth: int) -> OutputInfo:
         """A parameter (`def xent(logits, labels)`): follow the module's call sites when they all agree."""
@@ -675,3 +664,79 @@ def transfer_learning(facts: Facts) -> bool:
         )
 
     return facts.cached("transfer_learning", compute)  # type: ignore[return-value]
+
+
+# Layers that compute an affine map of their input when built without an activation.
+_AFFINE_LAYERS = frozenset({"Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Embedding", "InputLayer",
+                            "Input", "Flatten", "Reshape", "Dropout", "Normalization", "Rescaling"})
+_NONLINEAR_WORDS = ("relu", "sigmoid", "tanh", "softmax", "elu", "gelu", "swish", "silu", "selu", "softplus",
+                    "activations", "log_softmax", "hard_", "mish")
+
+
+def _affine_layer(facts: Facts, cls: str, call: cst.Call) -> bool:
+    if cls not in _AFFINE_LAYERS:
+        return cls == "Activation" and layer_activation(facts, call, cls) == "linear"
+    if cls in ACTIVATION_LAYERS:
+        return layer_activation(facts, call, cls) in LINEAR_ACTIVATIONS
+    return True
+
+
+def is_linear_model(facts: Facts, construction: cst.CSTNode, class_name: str | None) -> bool:
+    """True only when a model provably applies no nonlinearity anywhere (a linear or logistic-free
+    regression): a Sequential of affine layers, or a subclass whose layers are all affine and whose
+    `call` applies no activation. Unknown layers or helpers make the answer False."""
+    if class_name is not None:
+        info = facts.classes.get(class_name)
+        if info is None or "call" not in info.methods:
+            return False
+        layers = [b for b in facts.bindings
+                  if b.scope.class_name == class_name and isinstance(b.value, cst.Call)
+                  and layer_class(facts, b.value) is not None]
+        if not all(_affine_layer(facts, layer_class(facts, b.value) or "", b.value) for b in layers):  # type: ignore[arg-type]
+            return False
+        call = info.methods["call"]
+        attributes = {b.target for b in layers}
+        for site in facts.calls:
+            if not call.contains(site.scope):
+                continue
+            qualified = site.qualified or ""
+            if qualified:
+                if any(word in qualified.rsplit(".", 1)[-1] for word in _NONLINEAR_WORDS) or qualified.startswith(
+                        "keras.activations"):
+                    return False
+                continue
+            if site.func not in attributes:
+                return False  # a helper or sub-model we do not read
+        return bool(layers)
+    if not isinstance(construction, cst.Call):
+        return False
+    qualified = facts.resolve(construction.func)
+    if qualified not in ("keras.Sequential", "keras.models.Sequential"):
+        cls = layer_class(facts, construction)
+        return cls is not None and _affine_layer(facts, cls, construction)
+    layers_expr = arg_value(construction, 0, "layers")
+    if not isinstance(layers_expr, (cst.List, cst.Tuple)) or not layers_expr.elements:
+        return False
+    site = facts.call_site(construction)
+    for element in layers_expr.elements:
+        # `Sequential([normalizer, Dense(1)])`: each element read through the value model.
+        found = layer_constructions(facts, element.value, site.scope, site.order) if site else None
+        if not found:
+            return False
+        for cls, call in found:
+            if not _affine_layer(facts, cls, call):
+                return False
+    return True
+
+
+def layer_constructions(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int
+                        ) -> list[tuple[str, cst.Call]] | None:
+    """The Keras layer constructions `expr` may be (`Dense`, call), or None when any is not one."""
+    out: list[tuple[str, cst.Call]] = []
+    for value in values_of(facts, expr, scope, order):
+        if value.kind is not Kind.LAYER or not isinstance(value.node, cst.Call) or value.cls is None:
+            return None
+        if not value.cls.startswith("keras.layers."):
+            return None
+        out.append((value.cls.rsplit(".", 1)[-1], value.node))
+    return out

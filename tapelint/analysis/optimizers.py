@@ -14,6 +14,7 @@ import libcst as cst
 
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import APPLY_METHODS, optimizer_class
+from tapelint.analysis.vocabulary import VARIABLE_CLASSES
 from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, values
 
 
@@ -183,7 +184,54 @@ def _read_later(facts: Facts, creation: "OptimizerCreation") -> bool:
     return bool(facts.uses_after(target, holder.scope, holder.order))
 
 
-_PLAIN_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
+def trained_models(facts: Facts, creation: OptimizerCreation) -> frozenset[Value] | None:
+    """The models and layers whose weights this optimizer steps (through its apply calls, or
+    `model.compile(optimizer=...)`), or None when any of that cannot be read."""
+    me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
+    resolver = values(facts)
+    found: set[Value] = set()
+    for apply in apply_sites(facts):
+        if me not in set(flatten(apply.optimizers)):
+            continue
+        for value in flatten(apply.variables):
+            if value.kind is Kind.CONTAINER:
+                continue
+            if value.kind is Kind.VARIABLE and value.owner:
+                value = next(iter(value.owner))
+            if value.kind is not Kind.WEIGHTS:
+                return None
+            owners = set(flatten(value.owner))
+            if not owners or any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
+                return None
+            found |= owners
+    for site in facts.calls:
+        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
+            continue
+        if me in set(flatten(resolver.of(arg_value(site.node, 0, "optimizer"), site.scope, site.order))):
+            owners = set(resolver.of(site.node.func.value, site.scope, site.order))
+            if any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
+                return None
+            found |= {o for o in owners if not _train_step_ignores_optimizer(facts, o.cls)}
+    return frozenset(found) or None
+
+
+def _train_step_ignores_optimizer(facts: Facts, cls: str | None) -> bool:
+    """A local model class whose own `train_step` never touches `self.optimizer`: what `compile()`
+    was given never steps anything (the step trains with optimizers of its own)."""
+    seen: set[str] = set()
+    while cls is not None and cls in facts.classes and cls not in seen:
+        seen.add(cls)
+        info = facts.classes[cls]
+        step = info.methods.get("train_step")
+        if step is not None:
+            return not any(
+                (use.name == "self.optimizer" or use.name.startswith("self.optimizer."))
+                and use.scope.class_name == cls for use in facts.name_uses
+            )
+        cls = next((b for b in info.bases if b in facts.classes), None)
+    return False
+
+
 
 
 def steps_only_plain_variables(facts: Facts, creation: OptimizerCreation) -> bool:
@@ -195,7 +243,7 @@ def steps_only_plain_variables(facts: Facts, creation: OptimizerCreation) -> boo
         return False
     for apply in stepped:
         variables = set(flatten(apply.variables))
-        plain = [v for v in variables if v.kind is Kind.VARIABLE and v.cls in _PLAIN_VARIABLES]
+        plain = [v for v in variables if v.kind is Kind.VARIABLE and v.cls in VARIABLE_CLASSES]
         rest = [v for v in variables if v.kind is not Kind.CONTAINER and v not in plain]
         if not plain or rest:
             return False

@@ -22,7 +22,15 @@ import libcst as cst
 
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.facts import Binding, CallSite, ClassInfo, Facts, Scope, arg_value
-from tapelint.analysis.keras import MODEL_CLASSES, SCHEDULE_PREFIX, optimizer_class
+from tapelint.analysis.vocabulary import (
+    LOAD_MODEL,
+    MODEL_CLASSES,
+    SCHEDULE_PREFIX,
+    TAPE_CLASSES,
+    VARIABLE_CLASSES,
+    WEIGHT_ATTRIBUTES,
+    optimizer_class,
+)
 from tapelint.analysis.names import dotted
 
 
@@ -77,10 +85,6 @@ UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 UNKNOWN = frozenset({UNKNOWN_VALUE})
 NONE_VALUE = frozenset({Value(Kind.NONE)})
 
-_WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
-_VARIABLE_CLASSES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
-_TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
-_LOAD_MODEL = frozenset({"keras.models.load_model", "keras.saving.load_model"})
 # Builtins that give back (some of) what they are given.
 _PASS_THROUGH = frozenset({"list", "tuple", "sorted", "reversed", "iter"})
 _BUDGET = 4000
@@ -101,17 +105,17 @@ def flatten(values: Iterable[Value], depth: int = 0) -> Iterator[Value]:
 
 def _classify(qualified: str) -> tuple[Kind, str] | None:
     """What a call of a library callable with this canonical name creates."""
-    if qualified in _TAPE_CLASSES:
+    if qualified in TAPE_CLASSES:
         return Kind.TAPE, qualified
-    if qualified in _VARIABLE_CLASSES:
+    if qualified in VARIABLE_CLASSES:
         return Kind.VARIABLE, qualified
     if optimizer_class(qualified) is not None:
         return Kind.OPTIMIZER, qualified
     if qualified.startswith(SCHEDULE_PREFIX):
         return Kind.SCHEDULE, qualified
     last = qualified.rsplit(".", 1)[-1]
-    if qualified in MODEL_CLASSES or qualified in _LOAD_MODEL or qualified.startswith("keras.applications."):
-        return (Kind.MODEL, qualified) if last[:1].isupper() or qualified in _LOAD_MODEL else None
+    if qualified in MODEL_CLASSES or qualified in LOAD_MODEL or qualified.startswith("keras.applications."):
+        return (Kind.MODEL, qualified) if last[:1].isupper() or qualified in LOAD_MODEL else None
     if qualified.startswith("keras.layers.") and last[:1].isupper():
         return Kind.LAYER, qualified
     if qualified.startswith("keras.losses.") and last[:1].isupper():
@@ -279,8 +283,8 @@ class Values:
         param_scope = self._param_scope(name, scope)
         if param_scope is not None:
             return self.param_values(param_scope, name)
-        if name in self.f.functions:
-            fn = self.f.functions[name]
+        fn = self.f.function_at(name, order)
+        if fn is not None:
             return frozenset({Value(Kind.FUNCTION, id(fn.node), fn.node, scope=fn)})
         if name in self.f.classes:
             info = self.f.classes[name]
@@ -301,11 +305,13 @@ class Values:
             if here:
                 if current is scope:
                     return self._last_before(here, order)
-                # A read from an inner function: the enclosing scope's value when the function runs.
-                when = self._runs_at(scope, current)
-                if when is None:
+                # A read from an inner function: the enclosing scope's value each time the function runs.
+                runs = self.f.runs_at(scope, current)
+                if not runs:
                     return here
-                found = self._last_before(here, when)
+                found: list[Binding] = []
+                for when in runs:
+                    found.extend(b for b in self._last_before(here, when) if b not in found)
                 return found or here
             if name in current.params:
                 return []
@@ -314,7 +320,7 @@ class Values:
     def _last_before(self, bindings: list[Binding], order: int) -> list[Binding]:
         """The last binding before `order`, plus earlier ones that a conditional last one may not
         have replaced (`if c: opt = A()` after `opt = B()`)."""
-        before = [b for b in bindings if b.order < order]
+        before = [b for b in bindings if b.ready < order]
         if not before:
             return []
         spans = blocks(self.f)
@@ -328,16 +334,6 @@ class Values:
             if not conditional:
                 break
         return found
-
-    def _runs_at(self, inner: Scope, outer: Scope) -> int | None:
-        """The order in `outer` at which `inner` (a function nested in it) last runs, when known."""
-        function = inner
-        while function.parent is not None and function.parent is not outer:
-            function = function.parent
-        sites = [c for c in self.call_sites(function) if c.scope is outer]
-        if not sites:
-            return None
-        return max(c.order for c in sites)
 
     def call_sites(self, scope: Scope) -> list[CallSite]:
         found = self._sites.get(id(scope))
@@ -434,7 +430,7 @@ class Values:
             return frozenset({Value(Kind.EXTERNAL, cls=qualified)})
         attr = expr.attr.value
         base = self.of(expr.value, scope, order)
-        if attr in _WEIGHT_ATTRIBUTES:
+        if attr in WEIGHT_ATTRIBUTES:
             return frozenset({Value(Kind.WEIGHTS, id(expr), expr, owner=base)})
         out: set[Value] = set()
         # Bindings made directly to this attribute chain (`agent.opt = Adam()`, `self.opt = ...`).

@@ -1,0 +1,46 @@
+"""The names tapelint knows: Keras classes, weight attributes and apply methods, in one table.
+
+Every analysis module and rule reads these from here, so a new optimizer or a renamed attribute is
+one edit.
+"""
+
+from __future__ import annotations
+
+# Optimizers
+ADAPTIVE_OPTIMIZERS = frozenset(
+    {"Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adafactor", "Lion", "Lamb", "Ftrl"}
+)
+SGD_OPTIMIZERS = frozenset({"SGD"})
+OTHER_OPTIMIZERS = frozenset({"Adadelta", "Optimizer", "LossScaleOptimizer", "Muon"})
+OPTIMIZER_CLASSES = ADAPTIVE_OPTIMIZERS | SGD_OPTIMIZERS | OTHER_OPTIMIZERS
+APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+LOSS_SCALE_WRAPPERS = frozenset({"LossScaleOptimizer"})
+
+
+def optimizer_class(qualified: str | None) -> str | None:
+    """`Adam` for any spelling of a Keras optimizer class (incl. legacy/experimental), else None."""
+    if not qualified or not qualified.startswith("keras.optimizers") and not qualified.startswith(
+        "keras.mixed_precision"
+    ):
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    if last in OPTIMIZER_CLASSES and last != "Optimizer":
+        return last
+    return None
+
+
+def is_legacy_optimizer(qualified: str | None) -> bool:
+    return bool(qualified) and ".legacy." in qualified
+
+
+SCHEDULE_PREFIX = "keras.optimizers.schedules."
+
+# Models
+MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+APPLICATIONS_PREFIX = "keras.applications."
+LOAD_MODEL = frozenset({"keras.models.load_model", "keras.saving.load_model"})
+
+# Variables
+WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+VARIABLE_CLASSES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
+TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
