@@ -41,10 +41,15 @@ class OptimizerNeverApplied(Rule):
     ```
 
     ## Known problems
-    The analysis sees one file. An optimizer handed to a function or class of another module (or of a
-    library, such as `model.compile(optimizer=...)`) is assumed to be applied there. An optimizer stored
-    on an object other than `self` is assumed to be used. Files that never use a `GradientTape` are not
-    checked: an unused optimizer there is not a training-loop bug.
+    Each optimizer is followed with the value model (`tapelint.analysis.values`): through names,
+    tuples and dicts (`for net, opt in ((gen, g_opt), (disc, d_opt))`, `optimizers["gen"]`), helper
+    parameters, `self.` attributes and the methods of this file. It is reported only with evidence
+    that nothing trains: no apply call at all, or gradients of a model's weights that are computed
+    and never read. When another optimizer does apply the gradients, the unused one is TL002's
+    (info) finding instead. An optimizer that reaches code this file cannot see (a library call such
+    as `model.compile(optimizer=...)`, another module, a subscript store, an attribute of another
+    object, a function nobody here calls) is assumed to be applied there. Files that never use a
+    `GradientTape` are not checked.
 
     ## Options
     None.

@@ -102,6 +102,27 @@ class NonDifferentiableOpInTape(Rule):
         Valid(
             """
 import tensorflow as tf
+import tensorflow.experimental.numpy as tnp
+
+class Model:
+    \"\"\"A plain Python model (the tf.numpy guide): its `predict` is differentiable tnp code.\"\"\"
+
+    def __init__(self):
+        self.weights = [tf.Variable(tnp.zeros((4, 2))), tf.Variable(tnp.zeros((2,)))]
+
+    def predict(self, inputs):
+        return tnp.tanh(tnp.dot(inputs, self.weights[0]) + self.weights[1])
+
+model = Model()
+with tf.GradientTape() as tape:
+    loss = tnp.sum(tnp.square(model.predict(tnp.ones((3, 4))) - 1.0))
+grads = tape.gradient(loss, model.weights)
+""",
+            "near miss: `predict` of a plain class of this file is not Keras' `Model.predict`",
+        ),
+        Valid(
+            """
+import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
 loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)

@@ -67,7 +67,13 @@ class LearningRateTooHigh(Rule):
     checked, so optimizer unit tests that step a bare variable with `learning_rate=1.0` stay silent.
     An optimizer whose every update steps a bare `tf.Variable` of this file (the image in neural
     style transfer, a latent code being searched) is not judged: the limits are for network weights,
-    and pixel-valued inputs are routinely stepped with learning rates of 1-100.
+    and pixel-valued inputs are routinely stepped with learning rates of 1-100. Nor is an optimizer
+    that provably trains only linear models (affine layers, no activation anywhere: a linear
+    regression), where there is nothing to saturate or kill; nor one whose updates reach a network
+    this file cannot read (built by a factory in another module, stepped through a custom
+    `train_step` that ignores the optimizer given to `compile()`): the limits are a guess about the
+    network, and without the network there is no finding. An optimizer that is never applied (the
+    seed-1 loop) is still judged, since the rate matters once the missing update is added.
     A learning rate is only "too high" relative to the model, the loss scale and the batch; large-batch
     training with warm-up legitimately uses larger values (set the options). Learning rates computed
     at run time (command-line arguments, config files) are not read. Schedules are judged by their

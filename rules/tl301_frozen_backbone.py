@@ -14,6 +14,7 @@ from tapelint.analysis.keras import (
 )
 from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import optimizer_creations
+from tapelint.analysis.training import frozen_values, runs_in_tape, trained, trains_model
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -58,10 +59,12 @@ class FrozenBackbone(Rule):
     ```
 
     ## Known problems
-    A frozen model that only `compile()`/`fit()` trains (neither it nor a model built on it is used
-    in a function with a tape) is not reported, even when the same file has a custom loop for another
-    model (self-supervised pre-training, then a linear probe with `fit`); nor is a file that trains
-    nothing (input gradients for saliency or adversarial examples). Freezing individual layers in a
+    Only a frozen model that a tape of this file trains (it, or a Sequential, functional or subclassed
+    model built from it, has its weights differentiated or stepped) or records (it is called inside
+    the `with` block) is reported. A frozen model that only `compile()`/`fit()` trains is not, even
+    when the same file has a custom loop for another model (self-supervised pre-training, then a
+    linear probe with `fit`); nor is a frozen teacher or target network that runs outside the tape,
+    nor a file whose tapes train no weights (saliency, adversarial examples, style transfer). Freezing individual layers in a
     loop (`for layer in base.layers[:-4]: layer.trainable = False`) is fine-tuning practice and is not
     reported. Whether a model contains BatchNorm is known only for
     `keras.applications` families and layers built in this file.
@@ -118,7 +121,7 @@ class FrozenBackbone(Rule):
                 continue
             if value is not False:
                 continue
-            if not late and not _in_custom_loop(facts, holder):
+            if not late and not _in_custom_loop(facts, binding, holder):
                 continue  # trained with compile()/fit() only: the tape in this file trains something else
             self._report_freeze(facts, binding, holder, model, late)
 
@@ -204,6 +207,63 @@ class FrozenBackbone(Rule):
         return None
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+def vgg_layers(names):
+    vgg = tf.keras.applications.VGG19(include_top=False, weights=None)
+    vgg.trainable = False
+    return tf.keras.Model([vgg.input], [vgg.get_layer(n).output for n in names])
+
+class StyleContentModel(tf.keras.models.Model):
+    def __init__(self, layers):
+        super().__init__()
+        self.vgg = vgg_layers(layers)
+        self.vgg.trainable = False
+
+    def call(self, inputs):
+        return self.vgg(inputs * 255.0)
+
+extractor = StyleContentModel(["block1_conv1"])
+image = tf.Variable(tf.random.uniform((1, 64, 64, 3)))
+opt = tf.keras.optimizers.Adam(learning_rate=0.02)
+
+@tf.function
+def train_step(image):
+    with tf.GradientTape() as tape:
+        loss = tf.add_n([tf.reduce_mean(o) for o in extractor(image)])
+    grad = tape.gradient(loss, image)
+    opt.apply_gradients([(grad, image)])
+""",
+            "near miss: style transfer optimises the pixels of an image; the frozen VGG is a fixed feature extractor",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+base = tf.keras.applications.MobileNetV2(input_shape=(160, 160, 3), include_top=False, weights=None)
+base.trainable = False
+classifier = tf.keras.Sequential([base, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(1)])
+classifier.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.l1 = tf.keras.layers.Dense(5)
+
+    def call(self, x):
+        return self.l1(x)
+
+net = Net()
+opt = tf.keras.optimizers.Adam(0.01)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(tf.abs(net(tf.ones((2, 3))) - 1.0))
+variables = net.trainable_variables
+opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+""",
+            "near miss: the frozen backbone is trained by compile(); the file's tape trains an unrelated model",
+        ),
         Valid(
             """
 import tensorflow as tf
@@ -386,35 +446,23 @@ def _containers(facts: Facts, holder: str) -> set[str]:
     return found
 
 
-def _in_custom_loop(facts: Facts, holder: str) -> bool:
-    """Is the frozen model (or a model built on it) used where a tape records, or handed to code that
-    may do so? Uses in functions without a tape, by `compile()`/`fit()`, are not."""
-    trains = (
-        any(c.method in APPLY_METHODS for c in facts.calls)
-        or bool(optimizer_creations(facts))
-        or any((dotted(arg_value(g.node, 1, "sources")) or "").endswith((".trainable_variables", ".trainable_weights"))
-               for g in facts.gradient_calls())
-    )
-    if not trains:
-        return False  # nothing is trained here (saliency, adversarial examples): freezing is harmless
-    if "." in holder:
-        return True  # held on an object: its users are out of sight
-    names = {holder} | _containers(facts, holder)
-    tape_scopes = [t.scope for t in facts.tapes]
-    model_classes = ("keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential")
-    # Calls that take a name as a direct argument (`Trainer(backbone)`), except the model constructors.
-    handed_to = {
-        id(arg.value) for site in facts.calls if site.qualified not in model_classes for arg in site.node.args
-    }
+def _in_custom_loop(facts: Facts, binding: Binding, holder: str) -> bool:
+    """Does a tape of this module train the frozen model, a model built from it, or run it inside a
+    tape that trains something? Models trained only by `compile()`/`fit()`, or handed to code we
+    cannot see, are not reported."""
+    state = trained(facts)
+    target = binding.target_node.value if isinstance(binding.target_node, cst.Attribute) else None
+    frozen = frozen_values(facts, target, binding.scope, binding.order) if target is not None else frozenset()
+    if any(trains_model(facts, model) for model in frozen if model.kind.value != "unknown"):
+        return True
+    if not state.models:
+        return False  # nothing trains here (saliency, style transfer, a probe fit elsewhere)
+    # `features = backbone(x, training=False)` inside the tape, the head trained on top.
+    if any(runs_in_tape(facts, model) for model in frozen if model.kind.value != "unknown"):
+        return True
     for use in facts.name_uses:
-        if use.name not in names:
-            continue
-        if any(t.encloses(use.order) for t in facts.tapes):
+        if use.name == holder and any(t.encloses(use.order) for t in facts.tapes):
             return True
-        if not use.scope.is_module and any(s is use.scope or use.scope.contains(s) for s in tape_scopes):
-            return True
-        if id(use.node) in handed_to:
-            return True  # handed to a function or class that may train it with a tape
     return False
 
 

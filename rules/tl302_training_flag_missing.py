@@ -290,6 +290,35 @@ def train_step(x, y):
     INVALID = [
         Invalid(
             """
+import keras
+from keras import layers
+import tensorflow as tf
+
+def conv_bn(x):
+    x = layers.Conv2D(filters=64, kernel_size=3, strides=2, padding="same")(x)
+    x = layers.BatchNormalization()(x)
+    return layers.ReLU()(x)
+
+inputs = layers.Input(shape=(28, 28, 1))
+x = conv_bn(inputs)
+x = conv_bn(x)
+x = layers.Flatten()(x)
+outputs = layers.Dense(5, activation="softmax")(x)
+model = keras.Model(inputs=inputs, outputs=outputs)
+optimizer = keras.optimizers.SGD(learning_rate=0.003)
+
+for images, labels in batches:
+    with tf.GradientTape() as tape:
+        preds = model(images)
+        loss = keras.losses.sparse_categorical_crossentropy(labels, preds)
+    grads = tape.gradient(loss, model.trainable_weights)
+    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+""",
+            line=21,
+            message_contains="BatchNormalization",
+        ),
+        Invalid(
+            """
 import tensorflow as tf
 from tensorflow.keras import layers
 

@@ -30,6 +30,7 @@ from tapelint.analysis.walk import contains as walk_contains
 
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import Kind, values_of
 from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
 
@@ -457,7 +458,7 @@ class _Flow:
         receiver = func.value
         if method in TENSOR_EXITS and not call.args:
             return self._cut(self.expr(receiver, frame, order), call, f"`.{method}()`", receiver)
-        if method in PREDICT_METHODS:
+        if method in PREDICT_METHODS and not self._plain_object(receiver, frame, order):
             return Flow(State.CUT, call, f"`{render(func)}()`", receiver)
         if isinstance(receiver, cst.Name) and receiver.value == "self" and frame.scope.class_name:
             cls = f.classes.get(frame.scope.class_name)
@@ -531,6 +532,14 @@ class _Flow:
         if any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
             return UNKNOWN
         return combine(flows)
+
+
+
+    def _plain_object(self, receiver: cst.BaseExpression, frame: Frame, order: int) -> bool:
+        """Is the receiver an object of a class of this module that is not a Keras model (its own
+        `predict` is ordinary, differentiable code)?"""
+        found = values_of(self.f, receiver, frame.scope, order)
+        return bool(found) and all(v.kind is Kind.INSTANCE for v in found)
 
 
 def _names(target: cst.BaseExpression) -> list[str]:

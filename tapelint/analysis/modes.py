@@ -96,6 +96,13 @@ class _ModeReader:
                     found.append(cls)
                 elif cls is None:
                     found += self._nested(expr.func, scope, order)
+            elif isinstance(expr.func, cst.Name) and self.f.function_at(expr.func.value, order) is not None:
+                # `x = conv_bn(x)`: a helper of this module that stacks layers; walk its returns.
+                helper = self.f.function_at(expr.func.value, order)
+                if helper is not None and id(helper) not in self.seen:
+                    self.seen.add(id(helper))
+                    for ret in self.f.returns_of(helper):
+                        found += self._graph(ret.value, helper, ret.order, depth + 1)
             elif dotted(expr.func) is not None:
                 found += self.of_callee(expr.func, scope, order)
             for arg in expr.args:

@@ -1,0 +1,149 @@
+"""Which models does this module train with a tape, and which models are built from which?
+
+A model is trained when the gradients of its weights are taken with `tape.gradient` (or stepped by an
+apply call). A frozen backbone matters to a training loop only if it is, or is part of, such a model.
+Answers come from the value model; "unknown" is reported as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.facts import Facts, arg_value
+from tapelint.analysis.optimizers import apply_sites
+from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
+
+_MODEL_KINDS = (Kind.MODEL, Kind.LAYER)
+
+
+@dataclass(frozen=True)
+class Trained:
+    models: frozenset[Value]  # models and layers whose weights get a training gradient
+    unknown: bool  # some training gradient is taken for sources we cannot read
+
+
+def _owners(found: frozenset[Value]) -> tuple[set[Value], bool]:
+    owners: set[Value] = set()
+    unknown = False
+    for value in flatten(found):
+        if value.kind is Kind.VARIABLE and value.owner:
+            value = next(iter(value.owner))
+        if value.kind is Kind.WEIGHTS:
+            for owner in flatten(value.owner):
+                if owner.kind in _MODEL_KINDS:
+                    owners.add(owner)
+                elif owner.kind is not Kind.CONTAINER:
+                    unknown = True
+        elif value.kind is Kind.UNKNOWN:
+            unknown = True
+    return owners, unknown
+
+
+def trained(facts: Facts) -> Trained:
+    def compute() -> Trained:
+        resolver = values(facts)
+        models: set[Value] = set()
+        unknown = False
+        for site in facts.gradient_calls():
+            found = resolver.of(arg_value(site.node, 1, "sources"), site.scope, site.order)
+            owners, lost = _owners(found)
+            models |= owners
+            unknown = unknown or lost and not _only_inputs(found)
+        for apply in apply_sites(facts):
+            owners, lost = _owners(apply.variables)
+            models |= owners
+            unknown = unknown or lost
+        return Trained(frozenset(models), unknown)
+
+    return facts.cached("trained", compute)  # type: ignore[no-any-return]
+
+
+def _only_inputs(found: frozenset[Value]) -> bool:
+    """Sources that are plain tensors or bare variables (saliency, pixels, a latent): not weights."""
+    return all(v.kind in (Kind.VARIABLE, Kind.CONTAINER, Kind.EXTERNAL) and not v.owner for v in flatten(found))
+
+
+def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
+    """The models and layers a model is built from, to any depth (itself included), or None when its
+    construction cannot be read."""
+    out = {model}
+    if depth > 6 or model.node is None:
+        return out
+    resolver = values(facts)
+    node = model.node
+    if isinstance(node, cst.Call) and model.cls in ("keras.Sequential", "keras.models.Sequential"):
+        site = facts.call_site(node)
+        if site is None:
+            return None
+        layers = resolver.of(arg_value(node, 0, "layers"), site.scope, site.order)
+        for element in resolver.elements(layers):
+            if element.kind is Kind.UNKNOWN:
+                return None
+            inner = parts(facts, element, depth + 1)
+            if inner is None:
+                return None
+            out |= inner
+        # `model.add(layer)` after construction
+        for binding in facts.bindings_of_value(node):
+            for call in facts.calls:
+                if call.receiver == binding.target and call.method == "add" and call.order > binding.order:
+                    for element in resolver.of(arg_value(call.node, 0, "layer"), call.scope, call.order):
+                        out |= parts(facts, element, depth + 1) or {element}
+        return out
+    if isinstance(node, cst.Call) and model.cls in ("keras.Model", "keras.models.Model"):
+        # A functional model: every model or layer called in the scope that builds it, before it.
+        site = facts.call_site(node)
+        if site is None:
+            return None
+        # Every model or layer the scope that builds it calls or reads before it (`base(x)`,
+        # `base.get_layer("pool").output`, `base.output`).
+        for use in facts.name_uses:
+            if use.scope is not site.scope or use.order >= site.order or not isinstance(use.node, cst.Name):
+                continue
+            for element in resolver.of(use.node, use.scope, use.order):
+                if element.kind in _MODEL_KINDS and element != model:
+                    out |= parts(facts, element, depth + 1) or {element}
+        return out
+    if model.cls is not None and model.cls in facts.classes:
+        # A subclass: what its methods store on `self`.
+        for binding in facts.bindings:
+            if binding.scope.class_name == model.cls and binding.target.startswith("self."):
+                for element in flatten(resolver.binding_values(binding)):
+                    if element.kind in _MODEL_KINDS and element != model:
+                        out |= parts(facts, element, depth + 1) or {element}
+        return out
+    return out
+
+
+def trains_model(facts: Facts, model: Value) -> bool | None:
+    """True when a tape of this module trains `model` or a model built from it, False when every
+    training gradient is read and none does, None when that cannot be told."""
+    state = trained(facts)
+    for candidate in state.models:
+        found = parts(facts, candidate)
+        if found is None:
+            continue
+        if model in found:
+            return True
+    if state.unknown or any(parts(facts, c) is None for c in state.models):
+        return None
+    return False
+
+
+def runs_in_tape(facts: Facts, model: Value) -> bool:
+    """Is `model` called inside a `with tf.GradientTape()` block (`features = backbone(x)`)?"""
+    resolver = values(facts)
+    for site in facts.calls:
+        if site.tapes and model in resolver.of(site.node.func, site.scope, site.order):
+            return True
+    return False
+
+
+def frozen_values(facts: Facts, expr: cst.BaseExpression, scope, order: int) -> frozenset[Value]:  # type: ignore[no-untyped-def]
+    """What a `X.trainable = False` target may be (models and layers only)."""
+    found = values(facts).of(expr, scope, order)
+    if is_unknown(found):
+        return found
+    return frozenset(v for v in found if v.kind in _MODEL_KINDS)
