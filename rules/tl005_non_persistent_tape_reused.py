@@ -88,6 +88,8 @@ class NonPersistentTapeReused(Rule):
             for later in grads[1:]:
                 if spans.exclusive(first.site.order, later.site.order):
                     continue
+                if spans.caught(later.site.order, "RuntimeError"):
+                    continue  # `try: tape.gradient(...) except RuntimeError:` shows or handles the error
                 where = self.location(first.site.node)
                 how = f"a second time (the first at {where})" if where else "a second time"
                 self.report(later.site.node, tape=tape.name, method=later.method, how=how, fix=self._fix(tape))
@@ -134,6 +136,21 @@ class NonPersistentTapeReused(Rule):
                           [(call, call.with_changes(args=args))])
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+x = tf.Variable(2.0)
+with tf.GradientTape() as tape:
+    y = x * x
+dy_dx = tape.gradient(y, x)
+try:
+    tape.gradient(y, x)
+except RuntimeError as error:
+    print("A non-persistent tape can compute gradients only once:", error)
+""",
+            "near miss: the second call demonstrates the error inside `try/except RuntimeError`",
+        ),
         Valid(
             """
 import tensorflow as tf

@@ -166,6 +166,42 @@ with tf.GradientTape() as tape:
             """
 import tensorflow as tf
 
+tagger = tf.keras.Sequential([
+    tf.keras.layers.Embedding(1000, 32),
+    tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(32, return_sequences=True)),
+    tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(5, activation="softmax")),
+])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+for tokens, tags in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(tags, tagger(tokens, training=True))
+    grads = tape.gradient(loss, tagger.trainable_variables)
+    optimizer.apply_gradients(zip(grads, tagger.trainable_variables))
+""",
+            message_contains="`TimeDistributed(Dense)` layer",
+            expected_fix=None,
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+head = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), head])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam()
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            message_contains="softmax probabilities",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
 inputs = tf.keras.Input(shape=(32,))
 x = tf.keras.layers.Dense(64, activation="relu")(inputs)
 outputs = tf.keras.layers.Dense(10, activation="softmax")(x)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
+from tapelint.analysis.names import dotted
 
 
 @dataclass(eq=False)
@@ -43,6 +44,8 @@ class Blocks:
         self.branches: list[Branch] = []
         self.exits: list[Span] = []
         self.definitions: list[Span] = []
+        # `try` bodies with the exception names their handlers catch ("" for a bare `except:`).
+        self.tries: list[tuple[Span, frozenset[str]]] = []
         spans = facts.spans
 
         def span_of(node: cst.CSTNode | None) -> Span | None:
@@ -64,6 +67,16 @@ class Blocks:
                 self.exits.append(Span(node, order, end_order))
             elif isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 self.definitions.append(Span(node, order, end_order))
+            elif isinstance(node, cst.Try):
+                body = span_of(node.body)
+                if body is not None:
+                    caught: set[str] = set()
+                    for handler in node.handlers:
+                        kinds = handler.type
+                        names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+                        for name in names:
+                            caught.add((dotted(name) or "?").rsplit(".", 1)[-1] if name is not None else "")
+                    self.tries.append((body, frozenset(caught)))
 
     def _same_function(self, outer: int, inner: int) -> bool:
         """No function/lambda/class definition between the two orders (inner is inside outer)."""
@@ -91,6 +104,15 @@ class Blocks:
             if exit_span.encloses(first) and isinstance(exit_span.node, (cst.Return, cst.Raise)):
                 return True
         return False
+
+    def caught(self, order: int, *exceptions: str) -> bool:
+        """Is `order` inside a `try` body (same function) whose handlers catch one of `exceptions`,
+        `Exception`, `BaseException` or everything?"""
+        wanted = {*exceptions, "Exception", "BaseException", ""}
+        return any(
+            body.encloses(order) and self._same_function(body.order, order) and caught & wanted
+            for body, caught in self.tries
+        )
 
     def guards(self, order: int) -> list[Branch]:
         """`if` statements whose body or else part contains `order` (same function)."""

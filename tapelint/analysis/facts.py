@@ -18,7 +18,7 @@ from tapelint.analysis.walk import walk
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
 SPAN_NODES = (cst.For, cst.While, cst.If, cst.IndentedBlock, cst.Else, cst.SimpleStatementSuite, cst.Return,
-              cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+              cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Try)
 
 
 @dataclass(eq=False)

@@ -459,7 +459,21 @@ class ModelReader:
         for cls, call in reversed(info.layers):
             if cls == "InputLayer" or cls == "Input" or self._identity(cls, call):
                 continue
+            if cls == "TimeDistributed" and isinstance(call, cst.Call):
+                # `TimeDistributed(Dense(n, activation="softmax"))` applies the inner layer per step.
+                inner = arg_value(call, 0, "layer")
+                inner_cls = layer_class(self.f, inner) if isinstance(inner, cst.Call) else None
+                if inner_cls is None or inner_cls not in ACTIVATION_LAYERS:
+                    return UNKNOWN
+                act = layer_activation(self.f, inner, inner_cls)  # type: ignore[arg-type]
+                return OutputInfo(_kind_from_activation(act), inner, f"`TimeDistributed({inner_cls})` layer", act)
             if cls == UNKNOWN_LAYER:
+                # A model nested in the Sequential (`Sequential([body, head])`): its own output.
+                site = self.f.call_site(info.construction) if isinstance(info.construction, cst.Call) else None
+                if site is not None and isinstance(call, (cst.Name, cst.Attribute, cst.Call)):
+                    nested = self.model_of(call, site.scope, site.order, 1)
+                    if nested is not None and nested.construction is not info.construction:
+                        return nested.output
                 return UNKNOWN
             act = layer_activation(self.f, call, cls)
             return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
