@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.facts import Facts, Scope
-from tapelint.analysis.keras import model_reader, optimizer_class
+from tapelint.analysis.blocks import blocks
+from tapelint.analysis.dataflow import render
+from tapelint.analysis.facts import CallSite, Facts, Scope
+from tapelint.analysis.keras import model_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import Kind, is_unknown, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -66,6 +69,17 @@ GONE = {
 }
 _NO_REPLACEMENT = ("there is no drop-in replacement: rewrite the code, or keep Keras 2 with `tf_keras` and "
                    "`TF_USE_LEGACY_KERAS=1`")
+# Keras 3's LossScaleOptimizer scales the loss with `scale_loss` and unscales inside `apply_gradients`.
+_LOSS_SCALE_METHODS = {
+    "get_scaled_loss": "use `optimizer.scale_loss(loss)`",
+    "get_unscaled_gradients": "drop the call: Keras 3's `LossScaleOptimizer.apply_gradients` unscales the gradients itself",
+}
+# Whole `tf.keras` modules that Keras 3 does not have.
+_REMOVED_MODULES = {
+    "keras.estimator": "Keras 3 has no Estimator bridge: train the Keras model with `fit()` or a custom loop",
+    "keras.dtensor": "use `keras.distribution` (DataParallel, ModelParallel) instead of `tf.keras.dtensor`",
+    "keras.callbacks.experimental": "use the stable callback, e.g. `keras.callbacks.BackupAndRestore`",
+}
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
@@ -83,7 +97,12 @@ class RemovedKerasApi(Rule):
     (`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.Rescaling`,
     `tf.keras.experimental.CosineDecay`), constructing `tf.keras.optimizers.legacy` optimizers, and
     `keras.backend.set_learning_phase`,
-    `learning_phase` and `get_session`.
+    `learning_phase` and `get_session`; `Model.reset_states()` (only stateful layers keep it),
+    `LossScaleOptimizer.get_scaled_loss/get_unscaled_gradients` (now `scale_loss`, and
+    `apply_gradients` unscales), and the `tf.keras.estimator`, `tf.keras.dtensor` and
+    `tf.keras.callbacks.experimental` modules. `tf.compat.v1.keras` is Keras 3 on TF >= 2.16 too.
+    Whether the receiver is a metric, a model or an optimizer is decided by the value model; an
+    access behind `hasattr(module, "experimental") and ...` or `if hasattr(...)` is not reported.
 
     ## Why is this bad?
     These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long
@@ -143,7 +162,8 @@ class RemovedKerasApi(Rule):
     message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("reset_states", ".lr", ("experimental", "keras"), ("legacy", "keras"), "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"))
+    triggers = ("reset_states", ".lr", ("experimental", "keras"), ("legacy", "keras"), "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"), "get_scaled_loss",
+                "get_unscaled_gradients", ("estimator", "keras"), ("dtensor", "keras"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
@@ -154,33 +174,60 @@ class RemovedKerasApi(Rule):
             method = site.method
             func = site.node.func
             receiver = site.receiver
-            if method == "reset_states" and receiver is not None and _is_metric(facts, receiver, site.scope, site.order):
-                assert isinstance(func, cst.Attribute)
-                self.report(func.attr, old=f"{receiver}.reset_states()", instead="use `reset_state()`",
+            if method == "reset_states" and isinstance(func, cst.Attribute) and _is_metric(
+                    facts, func.value, site.scope, site.order):
+                self.report(func.attr, old=f"{receiver or render(func.value)}.reset_states()", instead="use `reset_state()`",
                             fix=PendingFix("Rename to `reset_state()`", True, [(func.attr, cst.Name("reset_state"))]))
+            elif method == "reset_states" and isinstance(func, cst.Attribute) and _is_model(
+                    facts, func.value, site.scope, site.order):
+                self.report(func.attr, old=f"{receiver or render(func.value)}.reset_states()",
+                            instead="Keras 3 models have none; reset each stateful layer: "
+                                    "`for layer in model.layers: layer.reset_states()` on the RNN layers")
+            elif method in _LOSS_SCALE_METHODS and isinstance(func, cst.Attribute) and (
+                    _is_optimizer(facts, func.value, site.scope, site.order)):
+                self.report(func.attr, old=f"{receiver or render(func.value)}.{method}()", instead=_LOSS_SCALE_METHODS[method])
             elif method in _GENERATOR_METHODS and receiver is not None and isinstance(func, cst.Attribute):
                 if reader.model_of(func.value, site.scope, site.order) is None and not receiver.endswith("model"):
                     continue
                 new = _GENERATOR_METHODS[method]
                 self.report(func.attr, old=f"{receiver}.{method}()", instead=f"use `{new}()`, which takes generators",
                             fix=PendingFix(f"Rename to `{new}()`", False, [(func.attr, cst.Name(new))]))
-            elif method in _REMOVED_OPTIMIZER_METHODS and receiver is not None and _is_optimizer(
-                facts, receiver, site.scope, site.order
+            elif method in _REMOVED_OPTIMIZER_METHODS and isinstance(func, cst.Attribute) and _is_optimizer(
+                facts, func.value, site.scope, site.order
             ):
                 assert isinstance(func, cst.Attribute)
-                self.report(func.attr, old=f"{receiver}.{method}()", instead=_REMOVED_OPTIMIZER_METHODS[method])
+                self.report(func.attr, old=f"{receiver or render(func.value)}.{method}()",
+                            instead=_REMOVED_OPTIMIZER_METHODS[method])
             elif site.qualified in _REMOVED_FUNCTIONS:
                 self.report(site.node, old=site.func or site.qualified, instead=_REMOVED_FUNCTIONS[site.qualified])
         self._experimental_namespaces(facts)
+        self._removed_modules(facts)
         for use in facts.name_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
                 continue
             receiver = dotted(node.value)
-            if receiver is None or not _is_optimizer(facts, receiver, use.scope, use.order):
+            if receiver is None or not _is_optimizer(facts, node.value, use.scope, use.order):
                 continue
             self.report(node.attr, old=f"{receiver}.lr", instead="use `.learning_rate`",
                         fix=PendingFix("Rename to `.learning_rate`", True, [(node.attr, cst.Name("learning_rate"))]))
+
+    def _removed_modules(self, facts: Facts) -> None:
+        """`tf.keras.estimator.model_to_estimator(...)`, `tf.keras.dtensor...`: modules Keras 3 dropped."""
+        inner: set[int] = set()
+        for use in facts.name_uses:
+            if isinstance(use.node, cst.Attribute):
+                inner.add(id(use.node.value))
+        for use in facts.name_uses:
+            node = use.node
+            if not isinstance(node, cst.Attribute) or id(node) in inner:
+                continue  # report the whole chain once, at its outermost attribute
+            qualified = facts.resolve(node) or ""
+            for module, instead in _REMOVED_MODULES.items():
+                if (qualified == module or qualified.startswith(module + ".")) and not _guarded_by_hasattr(
+                        facts, node, use.scope, use.order):
+                    self.report(node, old=dotted(node) or qualified, instead=instead)
+                    break
 
     def _experimental_namespaces(self, facts: Facts) -> None:
         """`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.X`,
@@ -200,6 +247,8 @@ class RemovedKerasApi(Rule):
             outer = parents.get(id(node))
             if outer is None:
                 continue
+            if qualified != "keras.optimizers.legacy" and _guarded_by_hasattr(facts, outer, use.scope, use.order):
+                continue  # (Keras 3 keeps a `legacy` stub module, so a hasattr guard on it does not help)
             base = node.value  # the `keras.optimizers` / `keras.layers` / `keras` part
             text = dotted(outer) or ""
             if qualified == "keras.optimizers.legacy":
@@ -233,6 +282,13 @@ class RemovedKerasApi(Rule):
                         fix=PendingFix(f"Use `{dotted(new)}`", True, [(member, new)]))
 
     VALID = [
+        Valid("""
+import tensorflow as tf
+
+def is_legacy(optimizer):
+    return hasattr(tf.keras.optimizers, "experimental") and isinstance(
+        optimizer, tf.keras.optimizers.experimental.Optimizer)
+""", "near miss: the access sits behind a hasattr guard that is False on Keras 3"),
         Valid("""
 import tensorflow as tf
 acc = tf.keras.metrics.SparseCategoricalAccuracy()
@@ -270,6 +326,43 @@ print(args.lr)
 """, "an `lr` attribute that is not an optimizer's"),
     ]
     INVALID = [
+        Invalid("""
+import tensorflow as tf
+from tensorflow.keras import mixed_precision
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype="float32")])
+optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(1e-3))
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        scaled_loss = optimizer.get_scaled_loss(loss)
+    scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)
+    gradients = optimizer.get_unscaled_gradients(scaled_gradients)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+""", count=2, line=12, message_contains="use `optimizer.scale_loss(loss)`"),
+        Invalid("""
+import tensorflow.compat.v1 as tf
+
+def build_model(vocab, units):
+    return tf.keras.Sequential([tf.keras.layers.Embedding(vocab, 8),
+                                tf.keras.layers.GRU(units, return_sequences=True, stateful=True),
+                                tf.keras.layers.Dense(vocab)])
+
+model = build_model(65, 32)
+loss_metric = tf.keras.metrics.Mean()
+for epoch in range(3):
+    model.reset_states()
+    loss_metric.reset_states()
+""", count=2, line=12, message_contains="Keras 3 models have none"),
+        Invalid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+estimator = tf.keras.estimator.model_to_estimator(keras_model=model)
+""", line=6, message_contains="no Estimator bridge"),
         Invalid("""
 import tensorflow as tf
 train_acc_metric = tf.keras.metrics.CategoricalAccuracy()
@@ -336,31 +429,55 @@ augment = tf.keras.layers.experimental.preprocessing.RandomHeight(0.2)
     ]
 
 
-def _binding_value(facts: Facts, name: str, scope: Scope, order: int) -> cst.BaseExpression | None:
-    binding = facts.binding_before(name, scope, order)
-    if binding is None:
-        return None
-    if binding.value is None:
-        loop = facts.loop_bindings.get(id(binding))
-        return loop
-    return binding.value if binding.index is None else None
+def _kinds(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> set[Kind]:
+    """What the receiver may be, by the value model; empty when any possibility is unknown."""
+    found = values_of(facts, expr, scope, order)
+    if is_unknown(found):
+        return set()
+    return {v.kind for v in found}
 
 
-def _is_metric(facts: Facts, name: str, scope: Scope, order: int) -> bool:
-    value = _binding_value(facts, name, scope, order)
-    if isinstance(value, cst.Call):
-        qualified = facts.resolve(value.func)
-        return bool(qualified) and qualified.startswith("keras.metrics.") and qualified.rsplit(".", 1)[-1][:1].isupper()
-    if isinstance(value, cst.Attribute):  # `for m in model.metrics:`
-        return value.attr.value == "metrics"
+def _is_metric(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    return _kinds(facts, expr, scope, order) == {Kind.METRIC}
+
+
+def _is_optimizer(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    return _kinds(facts, expr, scope, order) == {Kind.OPTIMIZER}
+
+
+def _is_model(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    return _kinds(facts, expr, scope, order) == {Kind.MODEL}
+
+
+def _guarded_by_hasattr(facts: Facts, node: cst.Attribute, scope: Scope, order: int) -> bool:
+    """`hasattr(tf.keras.optimizers, "experimental") and ...tf.keras.optimizers.experimental...`:
+    on Keras 3 the guard is False and the access never runs."""
+    for site in facts.calls:
+        if site.func != "hasattr" or site.scope is not scope or len(site.node.args) != 2:
+            continue
+        if not (site.order < order <= site.order + 400):
+            continue
+        owner, name = site.node.args[0].value, site.node.args[1].value
+        text = dotted(owner)
+        if text is None or not isinstance(name, cst.SimpleString):
+            continue
+        if (dotted(node) or "").startswith(f"{text}.{name.evaluated_value}") and _same_condition(facts, site, order):
+            return True
     return False
 
 
-def _is_optimizer(facts: Facts, name: str, scope: Scope, order: int) -> bool:
-    if name.split(".")[-1] == "optimizer" and "." in name:
-        return True
-    value = _binding_value(facts, name, scope, order)
-    return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None
+def _same_condition(facts: Facts, guard: CallSite, order: int) -> bool:
+    """Is `order` in the right operand of an `and` whose left is the guard, or in the body of an `if`
+    whose test is the guard?"""
+    spans = blocks(facts)
+    for branch in spans.guards(order):
+        if branch.order < guard.order < branch.body.order and branch.body.encloses(order):
+            return True
+    for boolean_op in facts.boolean_ands:
+        start, end, left_end = boolean_op
+        if start <= guard.order <= left_end < order <= end:
+            return True
+    return False
 
 
 def _is_call_func(facts: Facts, node: cst.CSTNode) -> bool:

@@ -213,10 +213,16 @@ class _Collector(cst.CSTVisitor):
         self.containers: list[str] = []
         self.comprehensions: list[list[int]] = []
         self.pending: list[int] = []
+        self.right_operands: dict[int, list[int]] = {}
+        self.open_ands: dict[int, list[int]] = {}
 
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.order += 1
+        if self.right_operands:
+            entry = self.right_operands.pop(id(node), None)
+            if entry is not None:
+                entry[2] = self.order - 1
         cls = type(node)
         if cls in _SPAN_TYPES:
             self.f.spans[id(node)] = [node, self.order, self.order]
@@ -310,6 +316,19 @@ class _Collector(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> None:
         for p in node.params.params:
             self.skip_names.add(id(p.name))
+
+    # ----- `a and b`: [order, end order, last order of the left operand]
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if isinstance(node.operator, cst.And):
+            entry = [self.order, 1 << 60, 1 << 60]
+            self.f.boolean_ands.append(entry)
+            self.right_operands[id(node.right)] = entry
+            self.open_ands[id(node)] = entry
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
+        entry = self.open_ands.pop(id(original_node), None)
+        if entry is not None:
+            entry[1] = self.order
 
     # ----- loops
     def visit_For(self, node: cst.For) -> None:
@@ -533,6 +552,7 @@ class Facts:
         self.returns: list[ReturnSite] = []
         self.stores: list[Store] = []
         self.comprehension_spans: dict[int, list[int]] = {}
+        self.boolean_ands: list[list[int]] = []
         # Module-level functions by name, in document order: a notebook may define `train_step` twice.
         self.definitions: dict[str, list[Scope]] = {}
         self.name_uses: list[NameUse] = []

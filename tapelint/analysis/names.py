@@ -14,6 +14,8 @@ import libcst as cst
 _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.python.keras.", "keras."),
     ("tensorflow.compat.v2.keras.", "keras."),
+    # On TF >= 2.16 `tf.compat.v1.keras` is Keras 3 too (checked on TF 2.21).
+    ("tensorflow.compat.v1.keras.", "keras."),
     ("tensorflow.keras.", "keras."),
     ("tensorflow.compat.v2.", "tensorflow."),
     ("tensorflow.optimizers.", "keras.optimizers."),
@@ -28,6 +30,8 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
 _ROOT_ALIASES = {
     "tensorflow.keras": "keras",
     "tensorflow.python.keras": "keras",
+    "tensorflow.compat.v1.keras": "keras",
+    "tensorflow.compat.v2.keras": "keras",
     "tf_keras": "keras",
     "tensorflow.optimizers": "keras.optimizers",
     "tensorflow.losses": "keras.losses",

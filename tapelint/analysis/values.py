@@ -441,12 +441,16 @@ class Values:
                     out |= self.binding_values(binding)
                 return frozenset(out)
         for value in base:
-            if value.kind is Kind.INSTANCE or (value.kind in (Kind.MODEL, Kind.LAYER) and value.cls in self.f.classes):
-                out |= self.member(value.cls, attr)
-            elif value.kind is Kind.CLASS:
+            if value.kind in (Kind.MODEL, Kind.LAYER):
+                # A local subclass: what its methods assign; else what Keras itself provides.
+                own = self.member(value.cls, attr) if value.cls in self.f.classes else UNKNOWN
+                out |= _keras_attribute(value, attr, expr) if is_unknown(own) else own
+            elif value.kind in (Kind.INSTANCE, Kind.CLASS):
                 out |= self.member(value.cls, attr)
             else:
                 return UNKNOWN
+        if is_unknown(out):
+            return UNKNOWN
         return frozenset(out) or UNKNOWN
 
     def member(self, cls: str | None, attr: str) -> frozenset[Value]:
@@ -560,6 +564,20 @@ class Values:
 
 
 _NO_KEY = object()
+
+
+def _keras_attribute(model: Value, attr: str, node: cst.CSTNode) -> frozenset[Value]:
+    """Attributes every Keras model provides: the optimizer given to `compile()`, its metrics, its
+    layers."""
+    if model.kind is not Kind.MODEL:
+        return UNKNOWN
+    if attr == "optimizer":
+        return frozenset({Value(Kind.OPTIMIZER, id(node), node)})
+    if attr == "metrics":
+        return frozenset({Value(Kind.CONTAINER, id(node), node, items=(frozenset({Value(Kind.METRIC)}),), uniform=True)})
+    if attr == "layers":
+        return frozenset({Value(Kind.CONTAINER, id(node), node, items=(frozenset({Value(Kind.LAYER)}),), uniform=True)})
+    return UNKNOWN
 
 
 def _element(container: Value, key: object) -> frozenset[Value]:

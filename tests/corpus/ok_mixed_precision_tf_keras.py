@@ -1,5 +1,11 @@
 # expect: none
-"""Mixed precision with tf_keras (TF <= 2.15 API): get_scaled_loss / get_unscaled_gradients."""
+"""Mixed precision with tf_keras (TF <= 2.15 API): get_scaled_loss / get_unscaled_gradients.
+
+TF_USE_LEGACY_KERAS makes `tf.keras` the Keras 2 package (tf_keras) on TF >= 2.16, where these methods
+still exist; without it they raise AttributeError on Keras 3 (TL502)."""
+import os
+
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
 import tensorflow as tf
 from tensorflow.keras import mixed_precision
 
