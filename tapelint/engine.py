@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import tokenize
@@ -14,6 +15,7 @@ from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.walk import walk
+from tapelint.project import Prelude, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
@@ -201,9 +203,19 @@ def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
 
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
-                cell_lines: CellLines | None = None) -> list[Diagnostic]:
+                cell_lines: CellLines | None = None, prelude: Prelude | None = None,
+                prelude_context: Prelude | None = None) -> list[Diagnostic]:
     """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse. `cell_lines`
-    maps the lines of a notebook's composed module to cells, for messages that cite another line."""
+    maps the lines of a notebook's composed module to cells, for messages that cite another line.
+    `prelude` holds the definitions the module imports from its own project (tapelint.project): they
+    are analysed before the module's lines, and findings in them are reported in their own files."""
+    if prelude is not None and trains(source):
+        # Only training code is worth analysing with what it imports; the rest is linted alone.
+        if not force and not any(root in source for root in _TF_WORDS):
+            return []
+        combined = _lint_with_prelude(source, path, config, rules, rule_options, prelude)
+        if combined is not None:
+            return combined
     config = config or Config()
     enabled = rules if rules is not None else config.enabled_rules()
     file_ignores = config.ignores_for(path) if config.per_file_ignores else []
@@ -248,7 +260,8 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     instances: list[Rule] = []
     for rule_cls in applicable:
         options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
-        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines)))
+        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines,
+                                              prelude_context)))
     visitors = [r for r in instances if r.get_visitors()]
     if any(r.get_inherited_dependencies() for r in visitors):
         wrapper.visit_batched(visitors)
@@ -300,3 +313,55 @@ def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> b
 
 
 __all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
+
+
+def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
+                       rule_options: dict | None, prelude: Prelude) -> list[Diagnostic] | None:
+    """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
+    source shift up by the prelude's length, lines of the prelude map to the module they came from.
+    None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
+    combined = prelude.text + source
+    found = lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
+                        prelude_context=prelude)
+    if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
+        return None
+    own_suppressions = parse_suppressions(source)
+    others: dict[str, Suppressions] = {}
+    out: list[Diagnostic] = []
+    for diagnostic in found:
+        if diagnostic.line > prelude.lines:
+            moved = _shift(diagnostic, path, lambda line: line - prelude.lines)
+            if moved is not None and not own_suppressions.suppresses(moved):
+                out.append(moved)
+            continue
+        located = prelude.locate(diagnostic.line)
+        if located is None or diagnostic.code in (registry.SYNTAX_ERROR[0], UNUSED_NOQA[0]):
+            continue
+        segment, _ = located
+        moved = _shift(diagnostic, segment.path, lambda line: (prelude.locate(line) or (None, None))[1])
+        if moved is None:
+            continue
+        suppressions = others.get(segment.path)
+        if suppressions is None:
+            suppressions = others[segment.path] = parse_suppressions(segment.text)
+        if not suppressions.suppresses(moved):
+            out.append(moved)
+    return sorted(out, key=Diagnostic.sort_key)
+
+
+def _shift(diagnostic: Diagnostic, path: str, line_of) -> Diagnostic | None:  # type: ignore[no-untyped-def]
+    line, end_line = line_of(diagnostic.line), line_of(diagnostic.end_line)
+    if line is None or end_line is None:
+        return None
+    fix = diagnostic.fix
+    if fix is not None:
+        edits = []
+        for edit in fix.edits:
+            start, end = line_of(edit.line), line_of(edit.end_line)
+            if start is None or end is None:
+                fix = None
+                break
+            edits.append(dataclasses.replace(edit, line=start, end_line=end))
+        else:
+            fix = dataclasses.replace(fix, edits=tuple(edits))
+    return dataclasses.replace(diagnostic, path=path, line=line, end_line=end_line, fix=fix)

@@ -29,6 +29,8 @@ from tapelint import __version__, registry
 from tapelint.config import Config, find_config_file, load
 from tapelint.diagnostic import Diagnostic, Severity, TextEdit
 from tapelint.engine import lint_source
+from tapelint.project import ProjectIndex
+from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.fixes import fix_source
 
@@ -261,6 +263,8 @@ class TapelintServer(LanguageServer):
         self.runs: dict[str, LintRun] = {}
         self._configs: dict[str, tuple[float, Config]] = {}
         self._config_errors: set[tuple[str, float]] = set()
+        # Modules of the workspace that open documents import, read lazily and again when they change.
+        self.project = ProjectIndex()
         # One worker: lints never compete for the GIL, and a queued stale run is cancelled before it starts.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapelint-lint")
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -346,7 +350,10 @@ class TapelintServer(LanguageServer):
             return ()
         name = str(path) if path is not None else uri
         try:
-            return tuple(lint_source(source, name, config, force=True))
+            # What the document imports from its own project is analysed with it (tapelint.project).
+            prelude = self.project.prelude(path, source) if path is not None and path.suffix == ".py" else None
+            found = lint_source(source, name, config, force=True, prelude=prelude)
+            return tuple(attribute(found, name, prelude, {}))
         except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
             logger.exception("linting %s failed", uri)
             self.notify(self.window_log_message, types.LogMessageParams(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
@@ -84,6 +85,8 @@ class RuleContext:
     # Shared by every rule on one file, so the analysis runs once, on first use.
     shared: dict[str, Any] = field(default_factory=dict)
     cell_lines: CellLines | None = None
+    # Definitions imported from other modules of the project, put before the file's own lines.
+    prelude: Any = None
 
     @property
     def facts(self) -> Facts:
@@ -153,6 +156,12 @@ class Rule(cst.BatchableCSTVisitor):
         if position is None:
             return None
         line = position.start.line
+        prelude = self.context.prelude
+        if prelude is not None:
+            if line <= prelude.lines:
+                found = prelude.locate(line)
+                return f"line {found[1]} of `{Path(found[0].path).name}`" if found else None
+            line -= prelude.lines
         in_cell = self.context.cell_lines(line) if self.context.cell_lines is not None else None
         return describe_line(line) if in_cell is None else describe_line(in_cell[1], in_cell[0])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from tapelint.diagnostic import Diagnostic
 from tapelint.engine import lint_source
 from tapelint.errors import TapelintError
 from tapelint.files import SourceFile, discover, read_text
+from tapelint.project import Prelude, ProjectIndex
 
 # Below this many files a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 16
@@ -24,8 +26,12 @@ class LintResult:
     errors: list[str] = field(default_factory=list)  # one line each: unreadable files and the like
 
 
-def lint_file(source_file: SourceFile, config: Config) -> tuple[list[Diagnostic], str | None]:
-    """Diagnostics for one file, or the one-line error that stopped it from being read."""
+def lint_file(source_file: SourceFile, config: Config, project: ProjectIndex | None = None,
+              shown: dict[str, str] | None = None) -> tuple[list[Diagnostic], str | None]:
+    """Diagnostics for one file, or the one-line error that stopped it from being read. With a project
+    index, what the file imports from its own project is analysed with it (tapelint.project); findings
+    that belong to another linted file are reported there (`shown` maps resolved paths to the paths
+    as the user gave them), and findings in files that are not being linted are dropped."""
     try:
         if source_file.is_notebook:
             from tapelint.notebooks import lint_notebook
@@ -34,11 +40,36 @@ def lint_file(source_file: SourceFile, config: Config) -> tuple[list[Diagnostic]
         text = read_text(source_file.path)
     except TapelintError as error:
         return [], str(error)
-    return lint_source(text, str(source_file.path), config, force=source_file.explicit), None
+    path = str(source_file.path)
+    prelude = project.prelude(source_file.path, text) if project is not None else None
+    found = lint_source(text, path, config, force=source_file.explicit, prelude=prelude)
+    return attribute(found, path, prelude, shown or {}), None
 
 
-def _lint_batch(batch: list[SourceFile], config: Config) -> list[tuple[list[Diagnostic], str | None]]:
-    return [lint_file(f, config) for f in batch]
+def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown: dict[str, str]) -> list[Diagnostic]:
+    """Give each finding of a file linted with its prelude to the right file: its own findings stay,
+    findings in another linted module go to that module (under the path the user gave, `shown`), and
+    findings in a module that is not being linted are said at the import that brings it in."""
+    if prelude is None:
+        return found
+    kept = []
+    for diagnostic in found:
+        if diagnostic.path == path:
+            kept.append(diagnostic)
+        elif diagnostic.path in shown:
+            kept.append(dataclasses.replace(diagnostic, path=shown[diagnostic.path]))
+        elif diagnostic.path in prelude.origin:
+            line = prelude.origin[diagnostic.path]
+            where = f"`{Path(diagnostic.path).name}`, line {diagnostic.line}"
+            kept.append(dataclasses.replace(
+                diagnostic, path=path, line=line, column=0, end_line=line, end_column=0, fix=None,
+                message=f"{diagnostic.message} (in {where}, imported here)"))
+    return kept
+
+
+def _lint_batch(batch: list[SourceFile], config: Config, project: ProjectIndex | None = None,
+                shown: dict[str, str] | None = None) -> list[tuple[list[Diagnostic], str | None]]:
+    return [lint_file(f, config, project, shown) for f in batch]
 
 
 def default_jobs() -> int:
@@ -50,18 +81,27 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None) -> Li
     files = discover(paths, config)
     result = LintResult(files_checked=len(files))
     jobs = default_jobs() if jobs is None else max(1, jobs)
+    shown = {str(f.path.resolve()): str(f.path) for f in files if not f.is_notebook}
+    project = ProjectIndex([f.path for f in files])
     outcomes: list[tuple[list[Diagnostic], str | None]]
     if jobs > 1 and len(files) >= _PARALLEL_THRESHOLD:
         # Chunks of interleaved files keep both the big and the small ones spread over the workers.
         chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
         chunks = [c for c in chunks if c]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks)))
+            per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks), [project] * len(chunks),
+                                      [shown] * len(chunks)))
         outcomes = [o for chunk in per_chunk for o in chunk]
     else:
-        outcomes = [lint_file(f, config) for f in files]
+        outcomes = [lint_file(f, config, project, shown) for f in files]
+    seen: set[tuple] = set()
     for diagnostics, error in outcomes:
-        result.diagnostics.extend(diagnostics)
+        for diagnostic in diagnostics:
+            # A module imported by several linted files is analysed with each: report its findings once.
+            key = (diagnostic.path, diagnostic.cell, diagnostic.line, diagnostic.column, diagnostic.code)
+            if key not in seen:
+                seen.add(key)
+                result.diagnostics.append(diagnostic)
         if error:
             result.errors.append(error)
     result.diagnostics.sort(key=Diagnostic.sort_key)

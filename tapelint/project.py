@@ -1,0 +1,293 @@
+"""The project index: which module is which file, and what each module defines.
+
+A training script rarely holds everything: the model comes from `models.py`, the optimizer from
+`optim.py`, the loss from `losses.py`. When tapelint lints `train.py` it puts, before the file's own
+code, the definitions that `train.py` imports from modules of the same project (and what those
+definitions need), so every rule sees them as if they were written there. Findings that land in that
+prelude belong to the module they came from and are reported there, at its own lines.
+
+The index is read lazily with `ast` (cheap, no libcst): only the modules a linted file imports are
+read, each once per process, and the prelude is bounded in size.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Bounds that keep a prelude cheap on large packages: a module bigger than this is not inlined, and a
+# prelude stops growing past this many lines or modules.
+MAX_MODULE_LINES = 4000
+MAX_PRELUDE_LINES = 3000
+MAX_MODULES = 12
+MAX_DEPTH = 3
+MAX_IMPORTED_NAMES = 40
+# Words of code that trains: only such a file is analysed with what it imports (library modules that
+# merely import each other are linted alone, at no extra cost).
+TRAINING_WORDS = ("GradientTape", "apply_gradients", "train_step", ".fit(")
+
+
+def trains(source: str) -> bool:
+    return any(word in source for word in TRAINING_WORDS)
+
+
+@dataclass
+class ModuleSummary:
+    path: Path
+    name: str
+    lines: list[str]
+    # top-level statements: (first line, last line, names bound, names read)
+    statements: list[tuple[int, int, set[str], set[str]]] = field(default_factory=list)
+    # `from X import a as b` at top level: local name -> (absolute module, imported name)
+    imported: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # `import X as y` at top level: local name -> absolute module
+    modules: dict[str, str] = field(default_factory=dict)
+    star_imports: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Segment:
+    """Lines `first`..`last` (1-based, inclusive) of the prelude come from `path`, starting at `start`."""
+
+    path: str
+    first: int
+    last: int
+    start: int
+    text: str  # the whole module's text, for its suppression comments
+
+
+@dataclass
+class Prelude:
+    text: str
+    lines: int
+    segments: list[Segment]
+    # module file -> the line of the linting file's import that brought it in
+    origin: dict[str, int] = field(default_factory=dict)
+
+    def locate(self, line: int) -> tuple[Segment, int] | None:
+        for segment in self.segments:
+            if segment.first <= line <= segment.last:
+                return segment, segment.start + (line - segment.first)
+        return None
+
+
+def package_root(path: Path) -> Path:
+    """The folder that module names are relative to: above the outermost package (`__init__.py`)."""
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def module_name(path: Path, root: Path) -> str | None:
+    try:
+        relative = path.resolve().relative_to(root)
+    except ValueError:
+        return None
+    parts = list(relative.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts else None
+
+
+class ProjectIndex:
+    """Modules of the projects that hold the linted files, found on disk by name when imported."""
+
+    def __init__(self, linted: list[Path] | None = None) -> None:
+        self.linted = {str(p.resolve()) for p in linted or []}
+        self._summaries: dict[str, ModuleSummary | None] = {}
+
+    # --- finding modules
+    def find(self, name: str, root: Path) -> Path | None:
+        base = root.joinpath(*name.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:
+                return None
+        return None
+
+    def summary(self, path: Path, root: Path) -> ModuleSummary | None:
+        """The module's summary, read again when the file changed (the editor server lives long)."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        key = f"{path.resolve()}:{stat.st_mtime_ns}:{stat.st_size}"
+        if key in self._summaries:
+            return self._summaries[key]
+        self._summaries[key] = None  # an import cycle reads it as absent
+        result = _summarise(path, root)
+        self._summaries[key] = result
+        return result
+
+    # --- the prelude
+    def prelude(self, path: Path, source: str) -> Prelude | None:
+        """The definitions `source` (the file at `path`) imports from its own project, or None."""
+        if "from " not in source or " import " not in source or not trains(source):
+            return None  # the cheap tests first: `from ... import` is how a project shares code
+        root = package_root(path)
+        own = module_name(path, root) or path.stem
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        wanted: list[tuple[str, str | None, str, int]] = []  # (module, name or None for '*', alias, line)
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                module = _absolute(node.module, node.level, own, path.name == "__init__.py")
+                if module is None:
+                    continue
+                for alias in node.names:
+                    wanted.append((module, None if alias.name == "*" else alias.name, alias.asname or alias.name,
+                                   node.lineno))
+        if not wanted or len(wanted) > MAX_IMPORTED_NAMES or path.name == "__init__.py":
+            return None  # a package's facade re-exporting its API, not a training script
+        builder = _Builder(self, root)
+        for module, name, local, line in wanted:
+            builder.line = line
+            builder.want(module, name, local, depth=0)
+        return builder.build()
+
+
+def _absolute(module: str | None, level: int, own: str, is_package: bool) -> str | None:
+    if level == 0:
+        return module
+    parts = own.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        if level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts) if parts else None
+
+
+def _summarise(path: Path, root: Path) -> ModuleSummary | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    if len(lines) > MAX_MODULE_LINES:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    name = module_name(path, root) or path.stem
+    summary = ModuleSummary(path, name, lines)
+    for node in tree.body:
+        first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
+        last = node.end_lineno or node.lineno
+        bound: set[str] = set()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                bound |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                bound.add(local)
+                summary.modules[local] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node.module, node.level, name, path.name == "__init__.py")
+            for alias in node.names:
+                if alias.name == "*":
+                    if module:
+                        summary.star_imports.append(module)
+                    continue
+                local = alias.asname or alias.name
+                bound.add(local)
+                if module:
+                    summary.imported[local] = (module, alias.name)
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        summary.statements.append((first, last, bound, read))
+    return summary
+
+
+class _Builder:
+    def __init__(self, index: ProjectIndex, root: Path) -> None:
+        self.index = index
+        self.root = root
+        # module path -> set of statement indices to include
+        self.chosen: dict[str, set[int]] = {}
+        self.order: list[ModuleSummary] = []  # dependencies first
+        self.aliases: list[str] = []
+        self.total = 0
+        self.line = 0  # the line of the import being followed
+        self.origin: dict[str, int] = {}
+
+    def _module(self, name: str) -> ModuleSummary | None:
+        path = self.index.find(name, self.root)
+        if path is None:
+            return None
+        return self.index.summary(path, self.root)
+
+    def want(self, module: str, name: str | None, local: str, depth: int) -> None:
+        if depth > MAX_DEPTH or self.total > MAX_PRELUDE_LINES:
+            return
+        summary = self._module(module)
+        if summary is None:
+            return
+        names = {name} if name is not None else {n for _, _, bound, _ in summary.statements for n in bound}
+        self._include(summary, names, depth)
+        if name is not None and local != name and name in {n for _, _, b, _ in summary.statements for n in b}:
+            self.aliases.append(f"{local} = {name}")
+
+    def _include(self, summary: ModuleSummary, names: set[str], depth: int) -> None:
+        key = str(summary.path)
+        self.origin.setdefault(key, self.line)
+        if key not in self.chosen:
+            if len(self.chosen) >= MAX_MODULES:
+                return
+            self.chosen[key] = set()
+        chosen = self.chosen[key]
+        pending = set(names)
+        seen: set[str] = set()
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in summary.imported:
+                # Re-exported or used from another module of the project: include it from there first.
+                module, original = summary.imported[current]
+                self.want(module, original, current, depth + 1)
+            for index, (first, last, bound, read) in enumerate(summary.statements):
+                if current in bound and index not in chosen:
+                    chosen.add(index)
+                    self.total += last - first + 1
+                    pending |= read - seen
+        for module in summary.star_imports:
+            self.want(module, None, "*", depth + 1)
+        if summary not in self.order:
+            self.order.append(summary)
+
+    def build(self) -> Prelude | None:
+        parts: list[str] = []
+        segments: list[Segment] = []
+        line = 1
+        for summary in self.order:
+            chosen = sorted(self.chosen.get(str(summary.path), ()))
+            text = "\n".join(summary.lines)
+            for index in chosen:
+                first, last, _, _ = summary.statements[index]
+                block = summary.lines[first - 1:last]
+                if not block:
+                    continue
+                segments.append(Segment(str(summary.path), line, line + len(block) - 1, first, text))
+                parts.extend(block)
+                line += len(block)
+        if not segments:
+            return None
+        parts.extend(self.aliases)
+        line += len(self.aliases)
+        return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin))

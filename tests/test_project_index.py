@@ -1,0 +1,104 @@
+"""The project index: module names, relative imports, re-exports and the bounds of a prelude."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tapelint import project
+from tapelint.project import ProjectIndex, module_name, package_root
+
+# What makes a file training code, worth analysing with what it imports.
+STEP = "\nwith tf.GradientTape() as tape:\n    pass\n"
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_module_names_are_relative_to_the_outermost_package(tmp_path: Path):
+    _write(tmp_path, {"app/__init__.py": "", "app/nets/__init__.py": "", "app/nets/gan.py": ""})
+    path = tmp_path / "app" / "nets" / "gan.py"
+    assert package_root(path) == tmp_path.resolve()
+    assert module_name(path, package_root(path)) == "app.nets.gan"
+    assert module_name(tmp_path / "app" / "nets" / "__init__.py", tmp_path.resolve()) == "app.nets"
+
+
+def test_relative_import_brings_the_definition_and_what_it_needs(tmp_path: Path):
+    _write(tmp_path, {
+        "app/__init__.py": "",
+        "app/models.py": """
+            import tensorflow as tf
+            UNITS = 10
+            def unused():
+                return 1
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(UNITS)])
+        """,
+        "app/train.py": "from .models import build\nmodel = build()\n" + STEP,
+    })
+    train = tmp_path / "app" / "train.py"
+    prelude = ProjectIndex().prelude(train, train.read_text())
+    assert prelude is not None
+    assert "def build" in prelude.text and "UNITS = 10" in prelude.text and "import tensorflow as tf" in prelude.text
+    assert "def unused" not in prelude.text
+    segment, line = prelude.locate(prelude.text.splitlines().index("UNITS = 10") + 1)
+    assert Path(segment.path).name == "models.py" and line == 3
+
+
+def test_re_exports_through_a_package_init_and_aliases(tmp_path: Path):
+    _write(tmp_path, {
+        "app/__init__.py": "from .optim import make_optimizer as make\n",
+        "app/optim.py": "import tensorflow as tf\ndef make_optimizer():\n    return tf.keras.optimizers.Adam(0.1)\n",
+        "run.py": "from app import make as new_optimizer\nopt = new_optimizer()\n" + STEP,
+    })
+    run = tmp_path / "run.py"
+    prelude = ProjectIndex().prelude(run, run.read_text())
+    assert prelude is not None
+    assert "def make_optimizer" in prelude.text
+    assert "new_optimizer = make" in prelude.text or "new_optimizer = make_optimizer" in prelude.text
+
+
+def test_library_imports_and_missing_modules_add_nothing(tmp_path: Path):
+    run = tmp_path / "run.py"
+    run.write_text("from tensorflow.keras import layers\nfrom nowhere import thing\n")
+    assert ProjectIndex().prelude(run, run.read_text()) is None
+
+
+def test_a_large_module_is_not_inlined(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(project, "MAX_MODULE_LINES", 5)
+    _write(tmp_path, {"big.py": "x = 1\n" * 10, "run.py": "from big import x\n" + STEP})
+    run = tmp_path / "run.py"
+    assert ProjectIndex().prelude(run, run.read_text()) is None
+
+
+def test_an_import_cycle_terminates(tmp_path: Path):
+    _write(tmp_path, {
+        "a.py": "from b import g\ndef f():\n    return g()\n" + STEP,
+        "b.py": "from a import f\ndef g():\n    return f()\n",
+    })
+    a = tmp_path / "a.py"
+    prelude = ProjectIndex().prelude(a, a.read_text())
+    assert prelude is not None and "def g" in prelude.text
+
+
+def test_a_changed_module_is_read_again(tmp_path: Path):
+    _write(tmp_path, {"m.py": "A = 1\n", "run.py": "from m import A\n" + STEP})
+    index = ProjectIndex()
+    run = tmp_path / "run.py"
+    assert "A = 1" in index.prelude(run, run.read_text()).text
+    (tmp_path / "m.py").write_text("A = 22\n")
+    assert "A = 22" in index.prelude(run, run.read_text()).text
+
+
+def test_only_training_code_gets_a_prelude(tmp_path: Path):
+    _write(tmp_path, {"m.py": "A = 1\n", "util.py": "from m import A\nprint(A)\n",
+                      "pkg/__init__.py": "from m import A\n" + STEP})
+    index = ProjectIndex()
+    util = tmp_path / "util.py"
+    assert index.prelude(util, util.read_text()) is None
+    facade = tmp_path / "pkg" / "__init__.py"
+    assert index.prelude(facade, facade.read_text()) is None
