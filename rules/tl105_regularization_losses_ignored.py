@@ -119,6 +119,31 @@ class RegularizationLossesIgnored(Rule):
         Valid(
             """
 import tensorflow as tf
+from tensorflow import keras
+
+class ActivityRegularization(keras.layers.Layer):
+    def call(self, inputs):
+        self.add_loss(1e-2 * tf.reduce_sum(inputs))
+        return inputs
+
+class CustomModel(keras.Model):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self(x, training=True))
+        gradients = tape.gradient(loss, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
+        return {"loss": loss}
+""",
+            "near miss: the `self.add_loss` belongs to another class of the file, not to the trained model",
+        ),
+        Valid(
+            """
+import tensorflow as tf
 
 model = tf.keras.Sequential([
     tf.keras.layers.Dense(64, activation="relu", kernel_regularizer=tf.keras.regularizers.l2(1e-4)),

@@ -57,6 +57,8 @@ class RegularizationReader:
         if holder is not None:
             for site in f.calls:
                 if site.receiver == holder and site.method == "add_loss":
+                    if holder.split(".")[0] == "self" and site.scope.class_name != scope.class_name:
+                        continue  # `self` of another class (a regularising layer defined in the file)
                     return Regularization(site.node, f"`{holder}.add_loss`")
         if isinstance(model.construction, cst.Call):
             site = f.call_site(model.construction)
