@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.keras import LOSS_SCALE_WRAPPERS
 from tapelint.analysis.mixed_precision import float16_policy, scaling_in
 from tapelint.analysis.training_steps import is_training_gradient
+from tapelint.analysis.vocabulary import LOSS_SCALE_WRAPPERS
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 

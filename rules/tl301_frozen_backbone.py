@@ -4,17 +4,10 @@ import libcst as cst
 
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
-from tapelint.analysis.keras import (
-    APPLY_METHODS,
-    WEIGHTED_LAYERS,
-    ModelInfo,
-    application_has_batchnorm,
-    layer_class,
-    model_reader,
-)
+from tapelint.analysis.keras import ModelInfo, application_has_batchnorm, model_reader
+from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.analysis.names import dotted
-from tapelint.analysis.optimizers import optimizer_creations
-from tapelint.analysis.training import frozen_values, runs_in_tape, trained, trains_model
+from tapelint.analysis.training import frozen_values, head_weighted_layers, runs_in_tape, trained, trains_model
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -103,10 +96,9 @@ class FrozenBackbone(Rule):
                 continue
             value = boolean(binding.value)
             holder = binding.target[: -len(".trainable")]
-            source = facts.binding_before(holder, binding.scope, binding.order)
-            if source is None or source.value is None or source.index is not None:
+            if not isinstance(binding.target_node, cst.Attribute):
                 continue
-            model = reader.model_of(source.value, source.scope, source.order)
+            model = reader.model_of(binding.target_node.value, binding.scope, binding.order)
             if model is None:
                 continue
             late = self._after_optimizer_use(facts, binding)
@@ -144,7 +136,7 @@ class FrozenBackbone(Rule):
             reasons.append(f"`trainable` changes after {late}, under an optimizer built for the old variable list")
             severity = Severity.WARNING
         if not reasons:
-            head = _head_layer_count(facts, holder)
+            head = head_weighted_layers(facts, holder)
             if head:  # 0: a feature extractor cut from the backbone; the learning happens elsewhere
                 reasons.append(f"only the {head} weighted layer{'s' if head != 1 else ''} after it can learn")
         detail = "; " + "; ".join(reasons) if reasons else ""
@@ -430,22 +422,6 @@ def _unfrozen_later(facts: Facts, freeze: Binding, holder: str) -> bool:
     )
 
 
-def _containers(facts: Facts, holder: str) -> set[str]:
-    """Names of the Sequential/functional models built on top of `holder` in this module."""
-    found: set[str] = set()
-    for site in facts.calls:
-        built_on = False
-        if site.qualified in ("keras.Model", "keras.models.Model"):
-            outputs = arg_value(site.node, 1, "outputs")
-            built_on = _count_back(facts, outputs, (site.scope, site.order), holder, 0) is not None
-        elif site.qualified in ("keras.Sequential", "keras.models.Sequential"):
-            layers = arg_value(site.node, 0, "layers")
-            built_on = isinstance(layers, (cst.List, cst.Tuple)) and holder in [dotted(e.value) for e in layers.elements]
-        if built_on:
-            found.update(b.target for b in facts.bindings if b.value is site.node and b.index is None)
-    return found
-
-
 def _in_custom_loop(facts: Facts, binding: Binding, holder: str) -> bool:
     """Does a tape of this module train the frozen model, a model built from it, or run it inside a
     tape that trains something? Models trained only by `compile()`/`fit()`, or handed to code we
@@ -464,57 +440,3 @@ def _in_custom_loop(facts: Facts, binding: Binding, holder: str) -> bool:
         if use.name == holder and any(t.encloses(use.order) for t in facts.tapes):
             return True
     return False
-
-
-def _head_layer_count(facts: Facts, holder: str) -> int | None:
-    """Weighted layers between the frozen model and a model output built on top of it."""
-    for site in facts.calls:
-        if site.qualified in ("keras.Model", "keras.models.Model"):
-            outputs = arg_value(site.node, 1, "outputs")
-            count = _count_back(facts, outputs, (site.scope, site.order), holder, 0)
-            if count is not None:
-                return count
-        if site.qualified in ("keras.Sequential", "keras.models.Sequential"):
-            layers = arg_value(site.node, 0, "layers")
-            if isinstance(layers, (cst.List, cst.Tuple)):
-                names = [dotted(e.value) for e in layers.elements]
-                if holder in names:
-                    after = layers.elements[names.index(holder) + 1:]
-                    return sum(1 for e in after if isinstance(e.value, cst.Call)
-                               and layer_class(facts, e.value) in WEIGHTED_LAYERS)
-    return None
-
-
-def _count_back(facts: Facts, expr, where, holder: str, depth: int) -> int | None:  # type: ignore[no-untyped-def]
-    """`where` is the (scope, order) at which names in `expr` are read."""
-    if expr is None or depth > 40:
-        return None
-    root = dotted(expr)
-    if root is not None and (root == holder or root.startswith(holder + ".")):
-        return 0
-    if isinstance(expr, cst.Attribute):
-        inner = expr.value
-        while isinstance(inner, (cst.Attribute, cst.Call, cst.Subscript)):
-            if isinstance(inner, cst.Call):
-                inner = inner.func
-            else:
-                inner = inner.value
-        if dotted(inner) == holder:
-            return 0
-        return None
-    if isinstance(expr, cst.Call):
-        if dotted(expr.func) == holder:
-            return 0
-        if isinstance(expr.func, cst.Call):
-            cls = layer_class(facts, expr.func)
-            inner = _count_back(facts, arg_value(expr, 0), where, holder, depth + 1)
-            if inner is None:
-                return None
-            return inner + (1 if cls in WEIGHTED_LAYERS else 0)
-        return None
-    if isinstance(expr, cst.Name):
-        binding = facts.binding_before(expr.value, where[0], where[1])
-        if binding is None or binding.value is None:
-            return None
-        return _count_back(facts, binding.value, (binding.scope, binding.order), holder, depth + 1)
-    return None

@@ -4,12 +4,13 @@ import libcst as cst
 
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.dataflow import WEIGHT_ATTRIBUTES
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls
 from tapelint.analysis.keras import model_reader
 from tapelint.analysis.modes import mode_layers
 from tapelint.analysis.names import dotted
+from tapelint.analysis.training import parts
+from tapelint.analysis.values import Kind, Value, flatten, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -25,55 +26,49 @@ def _in_tape(facts: Facts, site: CallSite) -> bool:
     return bool(callers) and all(c.tapes for c in callers)
 
 
-def _trained_owners(facts: Facts, site: CallSite) -> set[str] | None:
-    """The models whose weights the tape(s) around the call differentiate (`{"model"}`), an empty set
-    when one of them differentiates a list we cannot read, or None when none trains (a saliency tape
-    differentiates its input and runs the model in inference mode on purpose)."""
+def _trained_models(facts: Facts, site: CallSite) -> frozenset[Value] | None:
+    """The models whose weights the tape(s) around the call differentiate, by the value model; an
+    empty set when one of them differentiates weights of a model we cannot read; None when none
+    trains (a saliency tape differentiates its input and runs the model in inference mode on purpose)."""
     tapes = site.tapes or tuple(t for c in facts.call_sites_of_scope(site.scope) for t in c.tapes)
-    owners: set[str] = set()
+    owners: set[Value] = set()
     trains = False
     for grad in gradient_calls(facts):
         if not any(grad.tape is t for t in tapes):
             continue
-        found = _weights(facts, grad.sources, grad.site.scope, grad.site.order)
-        if found is None:
-            continue
+        weights = [v for v in flatten(values_of(facts, grad.sources, grad.site.scope, grad.site.order))
+                   if v.kind is Kind.WEIGHTS]
+        if not weights:
+            continue  # not a model's weights: an input, a latent, a saliency map
         trains = True
-        if not found:
-            return set()
-        owners |= found
+        for weight in weights:
+            found = {o for o in flatten(weight.owner) if o.kind in (Kind.MODEL, Kind.LAYER)}
+            if not found:
+                return frozenset()
+            owners |= found
     if trains:
-        return owners
+        return frozenset(owners)
     scopes = {id(t.scope) for t in tapes}
     if any(c.method == "apply_gradients" and id(c.scope) in scopes for c in facts.calls):
-        return set()
+        return frozenset()
     return None
 
 
-def _related(a: str, b: str) -> bool:
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".") or a.endswith("." + b) or b.endswith("." + a)
-
-
-def _weights(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  # type: ignore[no-untyped-def]
-             depth: int = 0) -> set[str] | None:
-    """Owners of the weight collections in `expr` (`model.trainable_variables` -> {"model"}); an empty
-    set for weights of unknown owners; None when `expr` is not made of weights."""
-    if expr is None or depth > 5:
-        return None
-    if isinstance(expr, cst.Attribute) and expr.attr.value in WEIGHT_ATTRIBUTES:
-        owner = dotted(expr.value)
-        return {owner} if owner else set()
-    if isinstance(expr, cst.BinaryOperation):
-        left = _weights(facts, expr.left, scope, order, depth + 1)
-        right = _weights(facts, expr.right, scope, order, depth + 1)
-        if left is None and right is None:
-            return None
-        return (left or set()) | (right or set())
-    if isinstance(expr, cst.Name):
-        binding = facts.binding_before(expr.value, scope, order)
-        if binding is not None and binding.index is None:
-            return _weights(facts, binding.value, binding.scope, binding.order, depth + 1)
-    return None
+def _trains_callee(facts: Facts, site: CallSite, owners: frozenset[Value]) -> bool:
+    """Is the called model one the tape trains, part of one, or built from one?"""
+    called = {v for v in values_of(facts, site.node.func, site.scope, site.order)
+              if v.kind in (Kind.MODEL, Kind.LAYER)}
+    for owner in owners:
+        for model in called:
+            if model == owner:
+                return True
+            inside = parts(facts, owner)
+            if inside is None or model in inside:
+                return True
+            around = parts(facts, model)
+            if around is None or owner in around:
+                return True
+    return False
 
 
 def _own_mode_flag_given(facts: Facts, site: CallSite) -> bool:
@@ -193,8 +188,8 @@ class TrainingFlagMissing(Rule):
                 continue
             if _own_mode_flag_given(facts, site):
                 continue  # `net(x, is_training=True)`: its `call` forwards that flag as `training=`
-            owners = _trained_owners(facts, site)
-            if owners is None or (owners and not any(_related(name, owner) for owner in owners)):
+            owners = _trained_models(facts, site)
+            if owners is None or (owners and not _trains_callee(facts, site, owners)):
                 continue  # not a training tape, or a model it does not train (a teacher, a target net)
             layers = mode_layers(facts, call.func, site.scope, site.order)
             if not layers:

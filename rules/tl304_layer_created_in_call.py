@@ -4,6 +4,7 @@ from tapelint.analysis.blocks import blocks
 from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.keras import WEIGHTED_LAYERS, application_name, layer_class
 from tapelint.analysis.steps import per_step
+from tapelint.analysis.values import values
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -16,17 +17,9 @@ def _weighted(cls: str) -> bool:
     return cls in WEIGHTED_LAYERS or any(word in cls for word in _WEIGHTED_WORDS)
 
 
-def _keras_class(facts: Facts, name: str | None, depth: int = 0) -> bool:
-    """Is the class a Keras layer/model or a tf.Module (directly or through classes of this file)?"""
-    info = facts.classes.get(name or "")
-    if info is None or depth > 5:
-        return False
-    for base in info.bases:
-        if base.startswith(("keras.", "tensorflow.")):
-            return True
-        if base in facts.classes and _keras_class(facts, base, depth + 1):
-            return True
-    return False
+def _framework_class(facts: Facts, name: str | None) -> bool:
+    """Is the class a Keras layer or model, or a `tf.Module` (directly or through classes of this file)?"""
+    return any(base.startswith(("keras.", "tensorflow.")) for base in values(facts).library_bases(name))
 
 
 class LayerCreatedInCall(Rule):
@@ -99,7 +92,7 @@ class LayerCreatedInCall(Rule):
             where = per_step(facts, site.scope, site.order)
             if where is None:
                 continue
-            if where.kind == "call" and not _keras_class(facts, site.scope.class_name):
+            if where.kind == "call" and not _framework_class(facts, site.scope.class_name):
                 continue
             if spans.guards(site.order) and (where.kind == "call" or self._stored_on_self(facts, site)):
                 continue  # lazily built once
@@ -122,10 +115,7 @@ class LayerCreatedInCall(Rule):
 
     @staticmethod
     def _stored_on_self(facts: Facts, site: CallSite) -> bool:
-        for binding in facts.bindings:
-            if binding.value is site.node and binding.target.startswith("self."):
-                return True
-        return False
+        return any(b.target.startswith("self.") for b in facts.bindings_of_value(site.node))
 
     VALID = [
         Valid(

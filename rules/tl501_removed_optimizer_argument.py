@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.constants import number
-from tapelint.analysis.keras import is_legacy_optimizer
+from tapelint.analysis.vocabulary import is_legacy_optimizer
 from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import optimizer_creations
 from tapelint.diagnostic import Severity

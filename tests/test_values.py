@@ -234,3 +234,25 @@ def test_deep_chains_exhaust_the_budget_without_crashing():
     lines.append("probe(x2999)")
     (result,) = _probes("\n".join(lines))
     assert is_unknown(result) or _kinds(result) == {"optimizer"}
+
+
+def test_gradients_keep_their_origin_through_clipping_zip_and_comprehensions():
+    from tapelint.analysis.optimizers import applies_gradients_of
+
+    source = textwrap.dedent("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.Adam()
+        saliency_opt = tf.keras.optimizers.SGD()
+        with tf.GradientTape(persistent=True) as tape:
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        saliency = tape.gradient(loss, x)
+        grads, _ = tf.clip_by_global_norm(grads, 1.0)
+        grads = [tf.clip_by_norm(g, 0.5) for g in grads]
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    facts = Facts(cst.parse_module(source))
+    first, second = [site.node for site in facts.gradient_calls()]
+    assert [a.site.receiver for a in applies_gradients_of(facts, first)] == ["opt"]
+    assert applies_gradients_of(facts, second) == []

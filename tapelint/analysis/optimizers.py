@@ -13,9 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import APPLY_METHODS, optimizer_class
-from tapelint.analysis.vocabulary import VARIABLE_CLASSES
 from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, values
+from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
 
 
 @dataclass(eq=False)
@@ -54,6 +53,7 @@ class ApplySite:
     site: CallSite
     optimizers: frozenset[Value]  # what the receiver may be
     variables: frozenset[Value]  # what it steps (UNKNOWN when it cannot be read)
+    gradients: frozenset[Value] = frozenset()  # what it applies (GRADIENTS values say which tape call)
 
 
 _NOT_OPTIMIZERS = frozenset({Kind.CONSTANT, Kind.CONTAINER, Kind.NONE, Kind.MODEL, Kind.LAYER, Kind.LOSS,
@@ -74,7 +74,7 @@ def apply_sites(facts: Facts) -> list[ApplySite]:
             if all(v.kind in _NOT_OPTIMIZERS or (v.kind is Kind.EXTERNAL and not _library_optimizer(v))
                    for v in receiver):
                 continue
-            found.append(ApplySite(site, receiver, _stepped(facts, site)))
+            found.append(ApplySite(site, receiver, _stepped(facts, site), _applied(facts, site)))
         return found
 
     return facts.cached("apply_sites", compute)  # type: ignore[return-value]
@@ -97,6 +97,29 @@ def _stepped(facts: Facts, site: CallSite) -> frozenset[Value]:
             return UNKNOWN
         out |= pair.items[1]
     return frozenset(out) or UNKNOWN
+
+
+def _applied(facts: Facts, site: CallSite) -> frozenset[Value]:
+    """The gradients an apply call applies (`zip(grads, vs)`, `[(g, v), ...]`, `apply(grads, vs)`)."""
+    resolver = values(facts)
+    if site.method == "minimize":
+        return frozenset()
+    if site.method == "apply":
+        return resolver.of(arg_value(site.node, 0, "grads"), site.scope, site.order)
+    pairs = resolver.of(arg_value(site.node, 0, "grads_and_vars"), site.scope, site.order)
+    out: set[Value] = set()
+    for pair in resolver.elements(pairs):
+        if pair.kind is not Kind.CONTAINER or len(pair.items) != 2:
+            return UNKNOWN
+        out |= pair.items[0]
+    return frozenset(out) or UNKNOWN
+
+
+def applies_gradients_of(facts: Facts, call: cst.Call) -> list[ApplySite]:
+    """The apply calls that apply what the gradient call `call` returned (through names, `zip`,
+    clipping, comprehensions and lists)."""
+    return [a for a in apply_sites(facts) if any(v.kind is Kind.GRADIENTS and v.node is call
+                                                 for v in flatten(a.gradients))]
 
 
 class Fate(str, enum.Enum):

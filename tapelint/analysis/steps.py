@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tapelint.analysis.blocks import Span, blocks
 from tapelint.analysis.facts import Facts, Scope
 
-STEP_WORDS = ("step", "update", "train_on_batch", "train_batch")
+KERAS_STEP_METHODS = frozenset({"train_step", "test_step"})
 CALL_METHODS = frozenset({"call", "__call__", "forward"})
 # `apply` alone is too common a method name (pandas) to mark a training loop.
 STEP_APPLY_METHODS = frozenset({"apply_gradients", "minimize"})
@@ -25,8 +25,9 @@ class PerStep:
 
 def step_functions(facts: Facts) -> list[Scope]:
     """Functions that run one training step, over and over: they open a tape outside any loop of
-    their own and are `tf.function`s, are named like a step, or are called from a loop. (A `main()`
-    or `train()` that runs its steps in its own loop is not one.)"""
+    their own and are `tf.function`s, are called from a loop, or are a Keras model's `train_step`.
+    (A `main()` or `train()` that runs its steps in its own loop is not one; a function is never
+    judged by its name.)"""
 
     def compute() -> list[Scope]:
         spans = blocks(facts)
@@ -37,12 +38,13 @@ def step_functions(facts: Facts) -> list[Scope]:
             tapes = [t for t in facts.tapes if t.scope is scope and spans.innermost_loop(t.order) is None]
             if not tapes:
                 continue
-            name = scope.simple_name.lower()
             called_in_loop = any(
                 site.loop_depth > 0 or spans.innermost_loop(site.order) is not None
                 for site in facts.call_sites_of_scope(scope)
             )
-            if scope.is_tf_function or called_in_loop or any(w in name for w in STEP_WORDS):
+            # Keras calls `train_step`/`test_step` once per batch: the method name is its API, not a guess.
+            keras_step = scope.class_name is not None and scope.simple_name in KERAS_STEP_METHODS
+            if scope.is_tf_function or called_in_loop or keras_step:
                 found.append(scope)
         return found
 

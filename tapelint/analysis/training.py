@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, arg_value
+from tapelint.analysis.keras import WEIGHTED_LAYERS, layer_class
+from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import apply_sites
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
 
@@ -147,3 +149,60 @@ def frozen_values(facts: Facts, expr: cst.BaseExpression, scope, order: int) -> 
     if is_unknown(found):
         return found
     return frozenset(v for v in found if v.kind in _MODEL_KINDS)
+
+
+def head_weighted_layers(facts: Facts, holder: str) -> int | None:
+    """How many weighted layers sit between the model held in `holder` and the output of a model built
+    on it in this module (a Sequential list, or a functional graph read back from its outputs), or
+    None when no such model is found."""
+    for site in facts.calls:
+        if site.qualified in ("keras.Model", "keras.models.Model"):
+            count = _layers_back(facts, arg_value(site.node, 1, "outputs"), site.scope, site.order, holder)
+            if count is not None:
+                return count
+        if site.qualified in ("keras.Sequential", "keras.models.Sequential"):
+            layers = arg_value(site.node, 0, "layers")
+            if isinstance(layers, (cst.List, cst.Tuple)):
+                names = [dotted(e.value) for e in layers.elements]
+                if holder in names:
+                    after = layers.elements[names.index(holder) + 1:]
+                    return sum(1 for e in after if isinstance(e.value, cst.Call)
+                               and layer_class(facts, e.value) in WEIGHTED_LAYERS)
+    return None
+
+
+def _layers_back(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  # type: ignore[no-untyped-def]
+                 holder: str) -> int | None:
+    """Walk a functional graph back from `expr` to a call (or attribute) of `holder`, counting the
+    weighted layers applied on the way. Iterative; names are read with the value model's bindings."""
+    resolver = values(facts)
+    count = 0
+    for _ in range(200):
+        if expr is None:
+            return None
+        root = dotted(expr)
+        if root is not None and (root == holder or root.startswith(holder + ".")):
+            return count
+        if isinstance(expr, cst.Attribute):
+            inner = expr.value
+            while isinstance(inner, (cst.Attribute, cst.Call, cst.Subscript)):
+                inner = inner.func if isinstance(inner, cst.Call) else inner.value
+            return count if dotted(inner) == holder else None
+        if isinstance(expr, cst.Call):
+            if dotted(expr.func) == holder:
+                return count
+            if not isinstance(expr.func, cst.Call):
+                return None
+            if layer_class(facts, expr.func) in WEIGHTED_LAYERS:
+                count += 1
+            expr = arg_value(expr, 0)
+            continue
+        if isinstance(expr, cst.Name):
+            reaching = resolver.reaching(expr.value, scope, order)
+            if len(reaching) != 1 or reaching[0].value is None:
+                return None
+            binding = reaching[0]
+            expr, scope, order = binding.value, binding.scope, binding.order
+            continue
+        return None
+    return None

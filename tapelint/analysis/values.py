@@ -43,6 +43,7 @@ class Kind(str, enum.Enum):
     TAPE = "tape"
     VARIABLE = "variable"
     WEIGHTS = "weights"  # `model.trainable_variables` and friends
+    GRADIENTS = "gradients"  # what one `tape.gradient(...)` call returned (the list, or any element of it)
     SCHEDULE = "schedule"
     CONSTANT = "constant"
     CONTAINER = "container"
@@ -418,6 +419,8 @@ class Values:
                         continue
             elif value.kind is Kind.WEIGHTS:
                 out.add(Value(Kind.VARIABLE, owner=frozenset({value})))
+            elif value.kind is Kind.GRADIENTS:
+                out.add(value)  # each element is one of that call's gradients
             else:
                 return UNKNOWN
         return frozenset(out) or UNKNOWN
@@ -482,6 +485,24 @@ class Values:
                 return base
         return None
 
+    def library_bases(self, cls: str | None) -> set[str]:
+        """The library classes (`keras.layers.Layer`, `tensorflow.Module`, ...) a local class derives
+        from, through the local classes between them."""
+        found: set[str] = set()
+        pending = [cls] if cls else []
+        seen: set[str] = set()
+        while pending:
+            current = pending.pop()
+            if current in seen or current not in self.f.classes:
+                continue
+            seen.add(current)
+            for base in self.f.classes[current].bases:
+                if base in self.f.classes:
+                    pending.append(base)
+                elif base:
+                    found.add(base)
+        return found
+
     def class_kind(self, cls: str) -> Kind:
         """MODEL or LAYER for local subclasses of Keras models and layers, INSTANCE otherwise."""
         seen = set()
@@ -504,6 +525,8 @@ class Values:
         f = self.f
         func = call.func
         qualified = f.resolve(func)
+        if qualified in _CLIPS:
+            return self._clipped(call, qualified, scope, order)
         if qualified is not None:
             classified = _classify(qualified)
             if classified is not None:
@@ -531,6 +554,10 @@ class Values:
                 for value in receiver:
                     out_view |= _dict_view(value, func.attr.value, call)
                 return frozenset(out_view)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("gradient", "jacobian"):
+            receiver = self.of(func.value, scope, order)
+            if receiver and all(v.kind is Kind.TAPE for v in receiver):
+                return frozenset({Value(Kind.GRADIENTS, id(call), call)})
         callee = self.of(func, scope, order)
         out: set[Value] = set()
         for value in callee:
@@ -553,6 +580,14 @@ class Values:
         row = frozenset({Value(Kind.CONTAINER, id(call) + 1, call, items=tuple(columns))})
         return frozenset({Value(Kind.CONTAINER, id(call), call, items=(row,), uniform=True)})
 
+    def _clipped(self, call: cst.Call, qualified: str, scope: Scope, order: int) -> frozenset[Value]:
+        """Clipping keeps what the values are: clipped gradients are still those gradients."""
+        inner = self.of(arg_value(call, 0, "t_list" if qualified.endswith("global_norm") else "t"), scope, order)
+        if qualified.endswith("clip_by_global_norm"):
+            # `(clipped list, global norm)`
+            return frozenset({Value(Kind.CONTAINER, id(call), call, items=(inner, UNKNOWN))})
+        return inner
+
     def returns(self, function: Scope) -> frozenset[Value]:
         sites = self.f.returns_of(function)
         if not sites:
@@ -564,6 +599,8 @@ class Values:
 
 
 _NO_KEY = object()
+_CLIPS = frozenset({"tensorflow.clip_by_global_norm", "tensorflow.clip_by_norm", "tensorflow.clip_by_value",
+                    "tensorflow.math.clip_by_norm", "tensorflow.math.clip_by_value", "keras.ops.clip"})
 
 
 def _keras_attribute(model: Value, attr: str, node: cst.CSTNode) -> frozenset[Value]:
