@@ -131,7 +131,7 @@ class Values:
 
     def __init__(self, facts: Facts) -> None:
         self.f = facts
-        self.memo: dict[tuple[int, int, int], frozenset[Value]] = {}
+        self.memo: dict[tuple[int, int, int], tuple[cst.CSTNode, frozenset[Value]]] = {}
         self.active: set[tuple[int, int, int]] = set()
         self.budget = 0
         self.depth = 0
@@ -145,8 +145,9 @@ class Values:
             self.budget = _BUDGET
         key = (id(expr), id(scope), order)
         cached = self.memo.get(key)
-        if cached is not None:
-            return cached
+        # The node is kept with the answer: an id can be reused once a node passed in by a caller is gone.
+        if cached is not None and cached[0] is expr:
+            return cached[1]
         if key in self.active or self.budget <= 0 or self.depth > 60:
             return UNKNOWN
         self.budget -= 1
@@ -159,7 +160,7 @@ class Values:
             self.active.discard(key)
         # An answer cut short by the budget is not remembered: another query may finish it.
         if self.budget > 0:
-            self.memo[key] = result
+            self.memo[key] = (expr, result)
         return result
 
     # ------------------------------------------------------------------ expressions

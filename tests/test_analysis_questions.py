@@ -1,0 +1,191 @@
+"""The shared questions of tapelint/analysis/, each asked directly: what becomes of an optimizer, which
+apply call steps what, is a result ever read, which models a tape trains, which functions run per step."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tapelint.analysis.facts import Facts
+from tapelint.analysis.optimizers import (
+    Fate,
+    apply_sites,
+    optimizer_creations,
+    optimizer_fate,
+    steps_only_plain_variables,
+    trained_models,
+)
+from tapelint.analysis.reads import dropped_weight_gradients, result_discarded
+from tapelint.analysis.steps import step_functions
+from tapelint.analysis.training import head_weighted_layers, trained, trains_model
+from tapelint.analysis.values import Kind, flatten, values_of
+
+
+def _facts(source: str) -> Facts:
+    return Facts(cst.parse_module(textwrap.dedent(source)))
+
+
+def _fates(source: str) -> dict[str, Fate]:
+    facts = _facts(source)
+    return {c.holder.target if c.holder else c.cls: optimizer_fate(facts, c) for c in optimizer_creations(facts)}
+
+
+GAN = """
+    import tensorflow as tf
+    gen = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+    disc = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    g_opt = tf.keras.optimizers.Adam(1e-4)
+    d_opt = tf.keras.optimizers.Adam(4e-4)
+    spare = tf.keras.optimizers.SGD(0.1)
+    def step(x, z):
+        with tf.GradientTape(persistent=True) as tape:
+            fake = gen(z, training=True)
+            g_loss = -tf.reduce_mean(disc(fake, training=True))
+            d_loss = tf.reduce_mean(disc(fake, training=True)) - tf.reduce_mean(disc(x, training=True))
+        for net, loss, opt in ((gen, g_loss, g_opt), (disc, d_loss, d_opt)):
+            grads = tape.gradient(loss, net.trainable_variables)
+            opt.apply_gradients(zip(grads, net.trainable_variables))
+"""
+
+
+def test_optimizers_applied_through_a_tuple_loop_and_an_unused_one():
+    assert _fates(GAN) == {"g_opt": Fate.APPLIED, "d_opt": Fate.APPLIED, "spare": Fate.UNUSED}
+
+
+def test_an_optimizer_handed_to_a_library_call_is_unknown_not_unused():
+    fates = _fates("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.Adam()
+        model.compile(optimizer=opt, loss="mse")
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+    """)
+    assert fates == {"opt": Fate.UNKNOWN}
+
+
+def test_an_optimizer_read_but_never_applied():
+    fates = _fates("""
+        import tensorflow as tf
+        opt = tf.keras.optimizers.Adam()
+        print(opt.learning_rate)
+    """)
+    assert fates == {"opt": Fate.NEVER_APPLIED}
+
+
+def test_apply_sites_say_which_optimizer_steps_which_weights():
+    facts = _facts(GAN)
+    (site,) = apply_sites(facts)
+    assert {v.short_class for v in site.optimizers} == {"Adam"}
+    owners = {o.short_class for v in flatten(site.variables) for w in v.owner for o in w.owner}
+    assert owners == {"Sequential"}
+    creations = {c.holder.target: c for c in optimizer_creations(facts)}
+    models = trained_models(facts, creations["g_opt"])
+    assert models is not None and {m.kind for m in models} == {Kind.MODEL}
+
+
+def test_steps_only_plain_variables_for_pixel_optimisation():
+    facts = _facts("""
+        import tensorflow as tf
+        image = tf.Variable(tf.zeros((1, 8, 8, 3)))
+        opt = tf.keras.optimizers.Adam(0.02)
+        def train_step(image):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(image)
+            grad = tape.gradient(loss, image)
+            opt.apply_gradients([(grad, image)])
+        train_step(image)
+    """)
+    (creation,) = optimizer_creations(facts)
+    assert steps_only_plain_variables(facts, creation)
+
+
+def test_a_result_returned_to_an_unread_name_is_discarded():
+    facts = _facts("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            return loss, grads
+        for x in data:
+            loss, _ = step(x)
+            print(loss)
+    """)
+    (site,) = facts.gradient_calls()
+    assert result_discarded(facts, site)
+    assert dropped_weight_gradients(facts) == [site]
+
+
+def test_a_result_read_by_a_caller_is_not_discarded():
+    facts = _facts("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        def grads_of(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            return tape.gradient(loss, model.trainable_variables)
+        opt = tf.keras.optimizers.SGD(0.1)
+        g = grads_of(data)
+        opt.apply_gradients(zip(g, model.trainable_variables))
+    """)
+    (site,) = facts.gradient_calls()
+    assert not result_discarded(facts, site)
+
+
+FROZEN = """
+    import tensorflow as tf
+    base = tf.keras.applications.MobileNetV2(include_top=False, weights=None)
+    base.trainable = False
+    model = tf.keras.Sequential([base, tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(2)])
+    teacher = tf.keras.applications.ResNet50(weights=None)
+    teacher.trainable = False
+    opt = tf.keras.optimizers.Adam(1e-4)
+    for x, y in data:
+        soft = teacher(x, training=False)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - soft))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_which_models_a_tape_trains_and_what_they_are_built_from():
+    facts = _facts(FROZEN)
+    state = trained(facts)
+    assert {m.short_class for m in state.models} == {"Sequential"} and not state.unknown
+    base, teacher = (next(iter(values_of(facts, cst.Name(n), facts.module_scope, 10 ** 9))) for n in ("base", "teacher"))
+    assert trains_model(facts, base) is True
+    assert trains_model(facts, teacher) is False
+
+
+def test_head_layers_after_a_frozen_backbone():
+    assert head_weighted_layers(_facts(FROZEN), "base") == 2
+
+
+def test_step_functions_are_found_by_what_they_do_not_by_their_names():
+    facts = _facts("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        def update_everything(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            return tape.gradient(loss, model.trainable_variables)
+        @tf.function
+        def fit_batch(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            return tape.gradient(loss, model.trainable_variables)
+        def train_step_once(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            return tape.gradient(loss, model.trainable_variables)
+        for x in data:
+            update_everything(x)
+        train_step_once(x0)
+    """)
+    assert sorted(s.simple_name for s in step_functions(facts)) == ["fit_batch", "update_everything"]
