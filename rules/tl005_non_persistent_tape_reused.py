@@ -6,8 +6,9 @@ from tapelint.analysis.walk import child_nodes
 
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import contains
-from tapelint.analysis.facts import keyword_arg
+from tapelint.analysis.facts import GRADIENT_METHODS, keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls
+from tapelint.analysis.values import Kind, Value, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -71,6 +72,7 @@ class NonPersistentTapeReused(Rule):
     probe = "Confirmed when the script stops with the RuntimeError at this call; refuted when the call runs twice without one (a new tape each time)."
 
     def check(self) -> None:
+        self._through_helpers()
         facts = self.facts
         spans = blocks(facts)
         by_tape: dict[int, list[GradientCall]] = {}
@@ -109,6 +111,32 @@ class NonPersistentTapeReused(Rule):
                                 how="once per iteration of the loop around it", fix=self._fix(tape))
                     break
 
+    def _through_helpers(self) -> None:
+        """`def step(tape, loss, model): tape.gradient(...)` called twice with one tape."""
+        facts = self.facts
+        spans = blocks(facts)
+        for site in facts.calls:
+            scope = site.scope
+            if site.method not in GRADIENT_METHODS or scope.is_module or site.receiver not in scope.params:
+                continue
+            passed: dict[Value, list] = {}
+            for caller in facts.call_sites_of_scope(scope):
+                arg = facts.argument_for_param(caller.node, scope, site.receiver)
+                for value in values_of(facts, arg, caller.scope, caller.order):
+                    if value.kind is Kind.TAPE:
+                        passed.setdefault(value, []).append(caller)
+            for value, callers in passed.items():
+                block = next((t for t in facts.tapes if t.call is value.node), None)
+                if block is None or block.persistent or len(callers) < 2:
+                    continue
+                first, later = callers[0], callers[1]
+                if spans.exclusive(first.order, later.order):
+                    continue
+                where = self.location(first.node)
+                self.report(later.node, tape=block.name or "tape", method=site.method,
+                            how=f"a second time, through `{scope.simple_name}`" + (f" (the first at {where})" if where else ""),
+                            fix=self._fix(block))
+
     def _in_comprehension(self, grad: GradientCall) -> bool:
         """`[tape.gradient(loss, v) for v in variables]`: the call is the element of a comprehension."""
         root = grad.site.scope.node or self.context.module
@@ -136,6 +164,28 @@ class NonPersistentTapeReused(Rule):
                           [(call, call.with_changes(args=args))])
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+opt = tf.keras.optimizers.Adam(1e-3)
+
+def apply_grads(tape, loss, model):
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+
+for states, returns in batches:
+    with tf.GradientTape() as tape:
+        actor_loss = -tf.reduce_mean(actor(states))
+    apply_grads(tape, actor_loss, actor)
+    with tf.GradientTape() as tape:
+        critic_loss = tf.reduce_mean(tf.square(returns - critic(states)))
+    apply_grads(tape, critic_loss, critic)
+""",
+            "near miss: a helper called twice, each time with a tape of its own",
+        ),
         Valid(
             """
 import tensorflow as tf
@@ -209,6 +259,28 @@ def grads(model, x, y, use_l1):
         ),
     ]
     INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+opt = tf.keras.optimizers.Adam(1e-3)
+
+def apply_grads(tape, loss, model):
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+
+for states, returns in batches:
+    with tf.GradientTape() as tape:
+        actor_loss = -tf.reduce_mean(actor(states))
+        critic_loss = tf.reduce_mean(tf.square(returns - critic(states)))
+    apply_grads(tape, actor_loss, actor)
+    apply_grads(tape, critic_loss, critic)
+""",
+            line=17,
+            message_contains="a second time, through `apply_grads`",
+        ),
         Invalid(
             """
 import tensorflow as tf
