@@ -1,41 +1,21 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from tapelint.analysis.walk import child_nodes
-
 from tapelint.analysis.dataflow import names_in, render
-from tapelint.analysis.facts import Binding, CallSite, Facts, arg_value, keyword_arg
+from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.gradients import GradientCall, gradient_calls, weights_owner
-from tapelint.analysis.keras import optimizer_class
-from tapelint.analysis.names import dotted
+from tapelint.analysis.loss_flow import (
+    calls_loss_or_metric_member,
+    forward_pass_before_tape,
+    loss_computed_outside,
+    precomputed_minimize_loss,
+    weights_combined_outside_call,
+)
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 # Methods of a model that compute a loss or a metric from predictions: not a forward pass.
 NOT_FORWARD = frozenset({"compute_loss", "compiled_loss", "loss", "compiled_metrics", "compute_metrics", "losses",
                          "watch", "add_loss"})
-
-# Values that are not a computation: a name, a constant, a container of names.
-_PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Attribute)
-
-
-def _is_computation(facts: Facts, expr: cst.BaseExpression | None) -> bool:
-    """Does evaluating `expr` run an op (that the tape would have had to record)?"""
-    if expr is None or isinstance(expr, _PLAIN):
-        return False
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return any(_is_computation(facts, e.value) for e in expr.elements)
-    if isinstance(expr, cst.Subscript):
-        return False  # `outputs[0]` may be a Python tuple: not sure it is an op
-    if isinstance(expr, cst.Call):
-        qualified = facts.resolve(expr.func)
-        if qualified in ("tensorflow.Variable", "keras.Variable"):
-            return False
-        if isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple", "dict"):
-            return False
-        return True
-    return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.IfExp))
 
 
 class LossOutsideTape(Rule):
@@ -120,129 +100,42 @@ class LossOutsideTape(Rule):
     def _weights_combined_in_build(self, facts: Facts) -> None:
         """`self.kernel = self.w_mu + self.w_sigma * eps` in a layer's `build`/`__init__`, read in `call`:
         computed once, before any tape, so the variables it reads get no gradient."""
-        for cls in facts.classes.values():
-            call = cls.methods.get("call")
-            if call is None or not any(b.startswith("keras.") for b in cls.bases):
-                continue
-            variables = set()
-            for binding in facts.bindings:
-                if binding.scope.class_name != cls.name or not binding.target.startswith("self."):
-                    continue
-                value = binding.value
-                if isinstance(value, cst.Call) and (
-                        facts.resolve(value.func) in ("tensorflow.Variable", "keras.Variable")
-                        or dotted(value.func) == "self.add_weight"):
-                    variables.add(binding.target)
-            if not variables:
-                continue
-            read_in_call = names_in(call.node)
-            for binding in facts.bindings:
-                scope = binding.scope
-                if scope.class_name != cls.name or scope.simple_name not in ("build", "__init__"):
-                    continue
-                if not binding.target.startswith("self.") or binding.target in variables:
-                    continue
-                value = binding.value
-                if binding.index is not None or not isinstance(value, (cst.BinaryOperation, cst.Call)):
-                    continue
-                if isinstance(value, cst.Call) and not (facts.resolve(value.func) or "").startswith("tensorflow."):
-                    continue
-                used = sorted(names_in(value) & variables)
-                if not used or binding.target not in read_in_call:
-                    continue
-                if any(b.scope is call and b.target == binding.target for b in facts.bindings_of(binding.target)):
-                    continue
-                node = binding.target_node
-                self.report(
-                    node,
-                    f"`{binding.target}` is computed from `{used[0]}` in `{scope.simple_name}`, once and outside any "
-                    f"tape; `call` reuses that fixed tensor, so the tape never sees `{used[0]}` and its gradient "
-                    "is None: compute it in `call`",
-                )
+        for combined in weights_combined_outside_call(facts):
+            target, used = combined.binding.target, combined.variable
+            self.report(
+                combined.binding.target_node,
+                f"`{target}` is computed from `{used}` in `{combined.method}`, once and outside any "
+                f"tape; `call` reuses that fixed tensor, so the tape never sees `{used}` and its gradient "
+                "is None: compute it in `call`",
+            )
 
     def _minimize_precomputed(self, facts: Facts, site: CallSite) -> None:
         """`opt.minimize(lambda: loss, var_list)` (or `opt.minimize(loss, var_list)`) with `loss` a
         tensor computed earlier: a Keras optimizer opens its own tape around the callable only."""
-        func = site.node.func
-        if not isinstance(func, cst.Attribute) or not self._is_keras_optimizer(facts, func.value, site):
+        found = precomputed_minimize_loss(facts, site)
+        if found is None:
             return
-        if keyword_arg(site.node, "tape") is not None:
-            return
-        loss = arg_value(site.node, 0, "loss")
-        body: cst.BaseExpression | None = None
-        if isinstance(loss, cst.Lambda):
-            body = loss.body
-        elif isinstance(loss, cst.Name) and loss.value not in facts.functions:
-            binding = facts.binding_before(loss.value, site.scope, site.order)
-            if binding is None or binding.index is not None or binding.value is None:
-                return
-            if isinstance(binding.value, cst.Lambda):
-                body = binding.value.body
-            elif _is_computation(facts, binding.value) and not isinstance(binding.value, cst.Lambda):
-                self.report(
-                    loss,
-                    f"`{loss.value}` is a tensor computed before `{render(func)}` runs, and no `tape=` is "
-                    "given: the optimizer can only record a loss it computes itself, so it gets no gradient",
-                )
-                return
-        if not isinstance(body, cst.Name):
-            return
-        lambda_node = loss if isinstance(loss, cst.Lambda) else None
-        where = site.scope
-        computed = facts.binding_before(body.value, where, site.order)
-        if computed is None or computed.index is not None or not _is_computation(facts, computed.value):
-            return
-        if isinstance(computed.value, cst.Lambda):
-            return
-        self.report(
-            lambda_node or loss or site.node,
-            f"`{body.value}` is computed before `{render(func)}` opens its tape; the callable only returns "
-            "the finished tensor, so the tape records no op and no gradient reaches the variables",
-        )
-
-    @staticmethod
-    def _is_keras_optimizer(facts: Facts, receiver: cst.BaseExpression, site: CallSite) -> bool:
-        if isinstance(receiver, cst.Call):
-            return optimizer_class(facts.resolve(receiver.func)) is not None
-        name = render(receiver)
-        binding = facts.binding_before(name, site.scope, site.order)
-        value = binding.value if binding is not None else None
-        return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None
+        func = render(site.node.func)
+        if found.form == "tensor":
+            self.report(
+                found.node,
+                f"`{found.name}` is a tensor computed before `{func}` runs, and no `tape=` is "
+                "given: the optimizer can only record a loss it computes itself, so it gets no gradient",
+            )
+        else:
+            self.report(
+                found.node,
+                f"`{found.name}` is computed before `{func}` opens its tape; the callable only returns "
+                "the finished tensor, so the tape records no op and no gradient reaches the variables",
+            )
 
     def _target_outside(self, facts: Facts, grad: GradientCall) -> bool:
-        site, tape, target = grad.site, grad.tape, grad.target
-        assert target is not None
-        tape_name = tape.name or "tape"
-        if not isinstance(target, cst.Name):
-            if _is_computation(facts, target) and site.order > tape.end_order:
-                self.report(target, loss=render(target), where="after", tape=tape_name, method=grad.method)
-                return True
+        outside = loss_computed_outside(facts, grad)
+        if outside is None:
             return False
-        binding: Binding | None = facts.binding_before(target.value, site.scope, site.order)
-        seen = 0
-        while binding is not None and seen < 10:
-            seen += 1
-            if binding.scope is not tape.scope or binding.index is not None:
-                return False
-            if tape.encloses(binding.order):
-                return False
-            if binding.order > tape.end_order or binding.order < tape.order:
-                if target.value in names_in(grad.sources):
-                    return False
-                if isinstance(binding.value, cst.Name):
-                    # `loss = total`: an alias, look at what it names.
-                    binding = facts.binding_before(binding.value.value, binding.scope, binding.order)
-                    continue
-                if not binding.augmented and not _is_computation(facts, binding.value):
-                    return False
-                where = "after" if binding.order > tape.end_order else "before"
-                node = binding.target_node if binding.augmented else binding.node
-                if isinstance(node, cst.Assign):
-                    node = node.targets[0].target
-                self.report(node, loss=target.value, where=where, tape=tape_name, method=grad.method)
-                return True
-            return False
-        return False
+        self.report(outside.node, loss=outside.name, where=outside.where, tape=grad.tape.name or "tape",
+                    method=grad.method)
+        return True
 
     def _forward_pass_outside(self, facts: Facts, grad: GradientCall) -> None:
         """`preds = model(x)` before the tape, gradient taken w.r.t. `model.trainable_variables`."""
@@ -254,10 +147,7 @@ class LossOutsideTape(Rule):
         for call in facts.calls:
             if tape.encloses(call.order) and self._may_run_model(facts, call, owner):
                 return
-        target = grad.target
-        if not isinstance(target, cst.Name):
-            return
-        forward = self._forward_before(facts, target.value, grad, owner, grad.site.order, 0)
+        forward = forward_pass_before_tape(facts, grad, owner)
         if forward is not None:
             self.report(
                 forward.node,
@@ -280,33 +170,10 @@ class LossOutsideTape(Rule):
             attr = func[len(owner) + 1:].split(".")[0] if func != owner else ""
             if attr in NOT_FORWARD:
                 return False
-            if owner == "self" and attr:
-                binding = facts.binding_before(f"self.{attr}", call.scope, call.order)
-                value = binding.value if binding is not None else None
-                if isinstance(value, cst.Call) and (facts.resolve(value.func) or "").startswith(
-                        ("keras.losses.", "keras.metrics.")):
-                    return False
+            if owner == "self" and attr and calls_loss_or_metric_member(facts, call, f"self.{attr}"):
+                return False
             return True
         return False
-
-    def _forward_before(self, facts: Facts, name: str, grad: GradientCall, owner: str, at: int,
-                        depth: int) -> CallSite | None:
-        """The call of `owner` that produced `name`, when it ran before the tape opened."""
-        binding = facts.binding_before(name, grad.site.scope, at)
-        if binding is None or binding.scope is not grad.tape.scope or binding.value is None or depth > 8:
-            return None
-        if binding.order < grad.tape.order:
-            for node in _calls_in(binding.value):
-                site = facts.call_site(node)
-                if site is not None and site.func == owner:
-                    return site
-            return None
-        if grad.tape.encloses(binding.order):
-            for inner in sorted(names_in(binding.value)):
-                found = self._forward_before(facts, inner, grad, owner, binding.order, depth + 1)
-                if found is not None:
-                    return found
-        return None
 
     VALID = [
         Valid(
@@ -504,14 +371,3 @@ opt.apply_gradients(zip(grads, layer.trainable_variables))
             message_contains="`self.kernel` is computed from `self.w_mu` in `build`",
         ),
     ]
-
-
-def _calls_in(expr: cst.CSTNode) -> list[cst.Call]:
-    found = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            found.append(node)
-        stack.extend(child_nodes(node))
-    return found

@@ -4,6 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.dataflow import State, flow_of_binding, gradient_flow, names_in, render
 from tapelint.analysis.gradients import gradient_calls, is_inside, other_models, watched_names
+from tapelint.analysis.loss_flow import loss_assignment
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -84,7 +85,7 @@ class NonDifferentiableOpInTape(Rule):
             connected = frozenset(names_in(grad.sources) | watched_names(facts, grad.tape, site.order))
             others = other_models(facts, grad)
             if isinstance(target, cst.Name):
-                binding = facts.binding_before(target.value, site.scope, site.order)
+                binding = loss_assignment(facts, grad)
                 if binding is None or not is_inside(grad.tape, binding):
                     continue  # computed outside the tape: TL003
                 flow = flow_of_binding(facts, binding, connected, others)
