@@ -297,3 +297,22 @@ def test_an_attribute_assigned_from_a_parameter_is_not_taken_for_a_loss():
     """)
     (site,) = facts.calls_to("self.loss_fn")
     assert not calls_loss_or_metric_member(facts, site, "self.loss_fn")
+
+
+def test_a_loss_object_handed_in_through_the_constructor_is_a_loss():
+    facts = _facts("""
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self, model, loss_fn):
+                self.model = model
+                self.loss_fn = loss_fn
+
+            def step(self, x, y):
+                return self.loss_fn(y, self.model(x))
+
+        trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.losses.MeanSquaredError())
+    """)
+    calls = {c.func: c for c in facts.calls}
+    assert calls_loss_or_metric_member(facts, calls["self.loss_fn"], "self.loss_fn")
+    assert not calls_loss_or_metric_member(facts, calls["self.model"], "self.model")

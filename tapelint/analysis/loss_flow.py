@@ -162,14 +162,14 @@ def is_loss_or_metric(facts: Facts, expr: cst.BaseExpression, scope: Scope, orde
 def calls_loss_or_metric_member(facts: Facts, call: CallSite, member: str) -> bool:
     """Does `call` (`self.loss_fn(...)`, `self.acc.update_state(...)`) go through the attribute
     `member` (`self.loss_fn`) that its last assignment made a Keras loss or metric object?"""
-    binding = last_assignment(facts, member, call.scope, call.order)
-    value = binding.value if binding is not None else None
-    # Only a library call assigned right there. The value model would also follow a parameter or a
-    # local factory (`self.loss_fn = loss_fn`); that widens TL003's forward-pass check, which is a
-    # change of findings to make on its own.
-    if binding is None or not isinstance(value, cst.Call) or facts.resolve(value.func) is None:
+    # The value model follows parameters and factories too (`self.loss_fn = loss_fn`).
+    func = call.node.func
+    node = func if dotted(func) == member else (
+        func.value if isinstance(func, cst.Attribute) and dotted(func.value) == member else None)
+    if node is None:
         return False
-    return is_loss_or_metric(facts, value, binding.scope, binding.order)
+    found = values_of(facts, node, call.scope, call.order)
+    return bool(found) and not is_unknown(found) and all(v.kind in (Kind.LOSS, Kind.METRIC) for v in found)
 
 
 def is_keras_optimizer(facts: Facts, receiver: cst.BaseExpression, site: CallSite) -> bool:
