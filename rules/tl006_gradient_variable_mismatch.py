@@ -1,115 +1,11 @@
 from __future__ import annotations
 
-import libcst as cst
-
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.modes import mode_layers
-from tapelint.analysis.names import dotted
+from tapelint.analysis.variable_sets import VariableList, gradient_origin, variable_list, zipped_lists
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
-
-_TRAINABLE = {"trainable_variables": "trainable", "trainable_weights": "trainable",
-              "variables": "all", "weights": "all"}
-_PASS_THROUGH = frozenset({"tensorflow.clip_by_global_norm"})
-
-
-class _Collection:
-    """A list of variables read statically: (owner, trainable|all) parts or named variables."""
-
-    def __init__(self, parts: list[tuple[str, str]], expr: cst.BaseExpression) -> None:
-        self.parts = parts
-        self.expr = expr
-
-
-def _collection(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
-                depth: int = 0) -> _Collection | None:
-    if expr is None or depth > 6:
-        return None
-    if isinstance(expr, cst.Attribute) and expr.attr.value in _TRAINABLE:
-        owner = dotted(expr.value)
-        return _Collection([(owner, _TRAINABLE[expr.attr.value])], expr) if owner else None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        left = _collection(facts, expr.left, scope, order, depth + 1)
-        right = _collection(facts, expr.right, scope, order, depth + 1)
-        if left is None or right is None:
-            return None
-        return _Collection(left.parts + right.parts, expr)
-    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
-        parts = []
-        for element in expr.elements:
-            if isinstance(element, cst.StarredElement):
-                inner = _collection(facts, element.value, scope, order, depth + 1)
-                if inner is None:
-                    return None
-                parts.extend(inner.parts)
-                continue
-            name = dotted(element.value)
-            if name is None:
-                return None
-            binding = facts.binding_before(name, scope, order)
-            parts.append((f"{name}#{id(binding)}", "variable"))
-        return _Collection(parts, expr)
-    name = dotted(expr)
-    if name is not None:
-        binding = facts.binding_before(name, scope, order)
-        if binding is None or binding.value is None or binding.index is not None or binding.augmented:
-            return None
-        if len([b for b in facts.visible_bindings(name, scope) if b.scope is binding.scope]) > 1:
-            return None  # rebound: which one reaches here depends on the path
-        found = _collection(facts, binding.value, binding.scope, binding.order, depth + 1)
-        return _Collection(found.parts, expr) if found is not None else None
-    return None
-
-
-def _gradient_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
-                 depth: int = 0) -> CallSite | None:
-    """The `tape.gradient` call a gradient list comes from (through clipping and names)."""
-    if expr is None or depth > 6:
-        return None
-    if isinstance(expr, cst.Call):
-        site = facts.call_site(expr)
-        grads = {id(g.site.node): g.site for g in gradient_calls(facts)}
-        if site is not None and id(expr) in grads and site.method == "gradient":
-            return site
-        return None
-    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
-        return _gradient_of(facts, expr.for_in.iter, scope, order, depth + 1)
-    if isinstance(expr, cst.Name):
-        binding = facts.binding_before(expr.value, scope, order)
-        if binding is None or binding.value is None or binding.augmented:
-            return None
-        value = binding.value
-        if binding.index is not None:
-            if isinstance(value, cst.Call) and facts.resolve(value.func) in _PASS_THROUGH and binding.index == 0:
-                return _gradient_of(facts, arg_value(value, 0, "t_list"), binding.scope, binding.order, depth + 1)
-            return None
-        return _gradient_of(facts, value, binding.scope, binding.order, depth + 1)
-    return None
-
-
-def _pairs(facts: Facts, site: CallSite) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    expr = arg_value(site.node, 0, "grads_and_vars")
-    for _ in range(4):
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "list":
-            expr = arg_value(expr, 0)
-            continue
-        if isinstance(expr, cst.Name):
-            binding = facts.binding_before(expr.value, site.scope, site.order)
-            if binding is None or binding.index is not None or binding.value is None:
-                return None
-            expr = binding.value
-            continue
-        break
-    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "zip"):
-        return None
-    if facts.visible_bindings("zip", site.scope):
-        return None
-    args = [a.value for a in expr.args if a.keyword is None and not a.star]
-    if len(args) != 2:
-        return None
-    return args[0], args[1]
 
 
 def _same_object(a: str, b: str) -> bool:
@@ -172,25 +68,21 @@ class GradientVariableMismatch(Rule):
 
     def check(self) -> None:
         facts = self.facts
-        for site in facts.calls:
-            if site.method != "apply_gradients":
-                continue
-            pair = _pairs(facts, site)
-            if pair is None:
-                continue
-            grads_expr, vars_expr = pair
-            swapped = _gradient_of(facts, vars_expr, site.scope, site.order)
-            if swapped is not None and _collection(facts, grads_expr, site.scope, site.order) is not None:
+        for zipped in zipped_lists(facts):
+            site = zipped.apply.site
+            grads_expr, vars_expr = zipped.grads, zipped.variables
+            swapped = gradient_origin(facts, vars_expr, zipped.scope, zipped.order)
+            if swapped is not None and variable_list(facts, grads_expr, zipped.scope, zipped.order) is not None:
                 self.report(site.node.args[0].value if site.node.args else site.node,
                             f"`zip({render(grads_expr)}, {render(vars_expr)})` pairs variables with gradients "
                             "in the wrong order: `apply_gradients` expects `(gradient, variable)` pairs")
                 continue
-            grad_site = _gradient_of(facts, grads_expr, site.scope, site.order)
+            grad_site = gradient_origin(facts, grads_expr, zipped.scope, zipped.order)
             if grad_site is None:
                 continue
             sources = arg_value(grad_site.node, 1, "sources")
-            source_list = _collection(facts, sources, grad_site.scope, grad_site.order)
-            var_list = _collection(facts, vars_expr, site.scope, site.order)
+            source_list = variable_list(facts, sources, grad_site.scope, grad_site.order)
+            var_list = variable_list(facts, vars_expr, zipped.scope, zipped.order)
             if source_list is None or var_list is None:
                 continue
             why = self._difference(source_list, var_list)
@@ -201,19 +93,14 @@ class GradientVariableMismatch(Rule):
                 self.report(vars_expr, sources=render(sources), variables=render(vars_expr), why=why)
 
     @staticmethod
-    def _has_batchnorm(facts: Facts, sources: _Collection, site: CallSite) -> bool:
-        for owner, _kind in sources.parts:
-            try:
-                expr = cst.parse_expression(owner.split("#")[0])
-            except cst.ParserSyntaxError:
-                continue
-            if any("BatchNormalization" in layer for layer in mode_layers(facts, expr, site.scope, site.order)):
-                return True
-        return False
+    def _has_batchnorm(facts: Facts, sources: VariableList, site: CallSite) -> bool:
+        return any(any("BatchNormalization" in layer for layer in mode_layers(facts, part.node, site.scope, site.order))
+                   for part in sources.parts)
 
     @staticmethod
-    def _difference(sources: _Collection, variables: _Collection) -> str | None:
-        a, b = sources.parts, variables.parts
+    def _difference(sources: VariableList, variables: VariableList) -> str | None:
+        a = [(p.key, p.kind) for p in sources.parts]
+        b = [(p.key, p.kind) for p in variables.parts]
         if len(a) == len(b) and all(_same_object(x[0], y[0]) and x[1] == y[1] for x, y in zip(a, b)):
             if any(x[1] == "all" for x in a):
                 return ("both lists hold every variable, the non-trainable ones too (BatchNorm moving statistics, "

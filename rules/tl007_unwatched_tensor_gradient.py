@@ -3,24 +3,12 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.blocks import positions
-from tapelint.analysis.facts import Binding, Facts, Scope, keyword_arg
+from tapelint.analysis.facts import Facts, keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls, watch_calls, watched_names
 from tapelint.analysis.names import dotted
+from tapelint.analysis.sources import copied_from, recorded_in, source_kind
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
-from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
-
-# Constructors of plain tensors (never a tf.Variable).
-TENSOR_FACTORIES = frozenset({
-    "tensorflow.constant", "tensorflow.convert_to_tensor", "tensorflow.zeros", "tensorflow.ones",
-    "tensorflow.zeros_like", "tensorflow.ones_like", "tensorflow.fill", "tensorflow.range",
-    "tensorflow.linspace", "tensorflow.cast", "tensorflow.expand_dims", "tensorflow.reshape",
-    "tensorflow.identity", "tensorflow.stack", "tensorflow.concat", "tensorflow.image.resize",
-    "tensorflow.io.decode_image", "tensorflow.image.decode_jpeg", "tensorflow.image.convert_image_dtype",
-    "keras.utils.img_to_array", "keras.preprocessing.image.img_to_array", "keras.ops.convert_to_tensor",
-})
-TENSOR_PREFIXES = ("tensorflow.random.", "numpy.", "keras.applications.")  # keras.applications.*.preprocess_input
-VARIABLE_MAKERS = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.variable"})
 
 
 class UnwatchedTensorGradient(Rule):
@@ -95,7 +83,7 @@ class UnwatchedTensorGradient(Rule):
                 self._check_source(facts, grad, element, watched, watch_all)
 
     def _check_source(self, facts: Facts, grad: GradientCall, expr: cst.BaseExpression, watched: set[str],
-                      watch_all: bool) -> None:
+                      watch_all: bool | None) -> None:
         name = dotted(expr)
         if name is None:
             return
@@ -103,104 +91,16 @@ class UnwatchedTensorGradient(Rule):
             self._report(expr, grad, name, "a symbolic Keras input, not the tensor the model was called on",
                          Confidence.HIGH, fixable=False)
             return
-        aliases = _aliases(facts, name, grad.site.scope, grad.site.order)
-        if aliases & watched:
+        site = grad.site
+        if copied_from(facts, name, site.scope, site.order) & watched:
             return
-        binding = facts.binding_before(name, grad.site.scope, grad.site.order)
-        if binding is not None and binding.scope is grad.tape.scope and grad.tape.encloses(binding.order):
+        if recorded_in(facts, grad.tape, name, site.scope, site.order):
             return  # an intermediate result the tape recorded
-        what = self._tensor_kind(facts, name, binding, grad.site.scope, watch_all, 0)
-        if what is None:
+        kind = source_kind(facts, expr, site.scope, site.order, watch_all)
+        if kind is None:
             return
-        text, confidence = what
-        self._report(expr, grad, name, text, confidence, fixable=True)
-
-    def _tensor_kind(self, facts: Facts, name: str, binding: Binding | None, scope: Scope, watch_all: bool,
-                     depth: int) -> tuple[str, Confidence] | None:
-        if depth > 5:
-            return None
-        if binding is None:
-            func = facts.param_scope(name, scope)
-            if func is None or func.is_module:
-                return None
-            kinds = []
-            sites = facts.call_sites_of_scope(func)
-            for site in sites:
-                arg = facts.argument_for_param(site.node, func, name)
-                kind = self._value_kind(facts, arg, site.scope, site.order, watch_all, depth + 1)
-                if kind is None:
-                    return None
-                kinds.append(kind)
-            if not kinds:
-                return None
-            return (f"a tensor passed in as `{name}`", Confidence.INFERRED)
-        if binding.value is None:
-            loop_iter = facts.loop_bindings.get(id(binding))
-            if loop_iter is None:
-                return None
-            text = cst.Module(body=[]).code_for_node(loop_iter)
-            source = facts.binding_before(dotted(loop_iter) or "", binding.scope, binding.order)
-            if source is not None and source.value is not None:
-                text += " " + cst.Module(body=[]).code_for_node(source.value)
-            if any(word in text for word in ("variables", "weights", "params", "parameters")):
-                return None
-            # Only a loop over a data pipeline is known to yield plain tensors.
-            lowered = text.lower()
-            if not any(word in lowered for word in ("dataset", "tf.data", "from_tensor_slices", ".batch(", "loader")):
-                return None
-            return ("a batch tensor from the data pipeline", Confidence.INFERRED)
-        if binding.index is not None:
-            return None
-        return self._value_kind(facts, binding.value, binding.scope, binding.order, watch_all, depth + 1)
-
-    def _value_kind(self, facts: Facts, value: cst.BaseExpression | None, scope: Scope, order: int,
-                    watch_all: bool, depth: int) -> tuple[str, Confidence] | None:
-        if value is None or depth > 5:
-            return None
-        if isinstance(value, cst.Call):
-            qualified = facts.resolve(value.func)
-            if qualified is None and isinstance(value.func, cst.Name):
-                alias = facts.binding_before(value.func.value, scope, order)
-                if alias is not None and alias.index is None and alias.value is not None:
-                    qualified = facts.resolve(alias.value)  # `preprocess = tf.keras.applications...preprocess_input`
-                elif alias is None and value.func.value in facts.functions:
-                    # A helper of this file: the tensor it returns (`image = load_image(path)`).
-                    helper = facts.functions[value.func.value]
-                    kinds = [self._value_kind(facts, r.value, helper, r.order, watch_all, depth + 1)
-                             for r in facts.returns_of(helper)]
-                    if kinds and all(k is not None for k in kinds):
-                        return kinds[0]
-                    return None
-            if qualified in VARIABLE_MAKERS:
-                trainable = keyword_arg(value, "trainable")
-                if trainable is not None and isinstance(trainable.value, cst.Name) and trainable.value.value == "False":
-                    return ("a non-trainable `tf.Variable` (`trainable=False`), which tapes do not watch by "
-                            "themselves", Confidence.HIGH)
-                return ("a `tf.Variable` of a tape opened with `watch_accessed_variables=False`",
-                        Confidence.HIGH) if watch_all is False else None
-            if qualified in TENSOR_FACTORIES or (qualified or "").startswith(TENSOR_PREFIXES):
-                short = (qualified or "").replace("tensorflow.", "tf.")
-                return (f"a plain tensor (from `{short}`), not a variable", Confidence.HIGH)
-            return None
-        if isinstance(value, cst.BinaryOperation):
-            # `a + b` is a tensor when one side is; `encoder.trainable_variables + decoder...` is a list.
-            for side in (value.left, value.right):
-                if isinstance(side, (cst.List, cst.Tuple, cst.ListComp)) or dotted(side) is None:
-                    continue
-                if isinstance(side, cst.Attribute) and side.attr.value in WEIGHT_ATTRIBUTES:
-                    return None
-            for side in (value.left, value.right):
-                if isinstance(side, cst.Call) or isinstance(side, cst.Name):
-                    if _is_variable(facts, side, scope, order):
-                        return ("a plain tensor (arithmetic on a `tf.Variable` returns a tensor)", Confidence.HIGH)
-                    kind = self._value_kind(facts, side, scope, order, watch_all, depth + 1)
-                    if kind is not None and "tf.Variable" not in kind[0]:
-                        return ("a plain tensor (an arithmetic result), not a variable", kind[1])
-            return None
-        if isinstance(value, cst.Name):
-            binding = facts.binding_before(value.value, scope, order)
-            return self._tensor_kind(facts, value.value, binding, scope, watch_all, depth + 1)
-        return None
+        self._report(expr, grad, name, kind.what, Confidence.HIGH if kind.certain else Confidence.INFERRED,
+                     fixable=True)
 
     def _report(self, expr: cst.BaseExpression, grad: GradientCall, name: str, what: str, confidence: Confidence,
                 fixable: bool) -> None:
@@ -331,15 +231,6 @@ adversarial = fgsm(tf.constant([[0.5] * 4]), tf.constant([[1.0] + [0.0] * 9]))
     ]
 
 
-def _is_variable(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
-    if isinstance(expr, cst.Name):
-        binding = facts.binding_before(expr.value, scope, order)
-        if binding is None or binding.index is not None:
-            return False
-        expr = binding.value  # type: ignore[assignment]
-    return isinstance(expr, cst.Call) and facts.resolve(expr.func) in VARIABLE_MAKERS
-
-
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(expr, (cst.List, cst.Tuple)):
         return [e.value for e in expr.elements if not isinstance(e, cst.StarredElement)]
@@ -362,17 +253,3 @@ def _watches_variables(call: cst.Call) -> bool | None:
     if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
         return arg.value.value == "True"
     return None
-
-
-def _aliases(facts: Facts, name: str, scope: Scope, order: int) -> set[str]:
-    """`name` and the names it was copied from (`inp = x` makes `x` an alias of `inp`)."""
-    found = {name}
-    current = name
-    for _ in range(5):
-        binding = facts.binding_before(current, scope, order)
-        if binding is None or not isinstance(binding.value, cst.Name):
-            break
-        current = binding.value.value
-        found.add(current)
-        order = binding.order
-    return found
