@@ -429,7 +429,7 @@ class Values:
     # ------------------------------------------------------------------ attributes
     def _attribute(self, expr: cst.Attribute, scope: Scope, order: int) -> frozenset[Value]:
         name = dotted(expr)
-        qualified = self.f.resolve(expr)
+        qualified = self.f.resolve(expr) if not self._defined_here(name) else None
         if qualified is not None and name is not None and name.split(".")[0] in self.f.imports.aliases:
             return frozenset({Value(Kind.EXTERNAL, cls=qualified)})
         attr = expr.attr.value
@@ -486,6 +486,16 @@ class Values:
                 return base
         return None
 
+    def _defined_here(self, name: str | None) -> bool:
+        """Is the root of `name` defined in this module (a def, a class, an assignment)? Then it is
+        not the library object an import of the same name would be: a project module's definitions,
+        put before a file that imports them, are read as written (tapelint.project)."""
+        if name is None:
+            return False
+        root = name.split(".", 1)[0]
+        return root in self.f.definitions or root in self.f.classes or any(
+            b.class_body is None for b in self.f.bindings_of(root))
+
     def library_bases(self, cls: str | None) -> set[str]:
         """The library classes (`keras.layers.Layer`, `tensorflow.Module`, ...) a local class derives
         from, through the local classes between them."""
@@ -525,7 +535,7 @@ class Values:
     def _call(self, call: cst.Call, scope: Scope, order: int) -> frozenset[Value]:
         f = self.f
         func = call.func
-        qualified = f.resolve(func)
+        qualified = f.resolve(func) if not self._defined_here(dotted(func)) else None
         if qualified in _CLIPS:
             return self._clipped(call, qualified, scope, order)
         if qualified is not None:
