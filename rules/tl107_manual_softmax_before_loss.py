@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.execution import runs_traced
+from tapelint.analysis.gradients import under_tape
 from tapelint.analysis.keras import Output
 from tapelint.analysis.losses import fed_losses
 from tapelint.analysis.names import dotted
@@ -91,19 +92,12 @@ class ManualSoftmaxBeforeLoss(Rule):
             node = fed.output.node
             if not isinstance(node, cst.Call) or facts.resolve(node.func) not in RAW_ACTIVATIONS:
                 continue
-            if not self._in_tape(fed.site) or runs_traced(facts, fed.site.scope):
+            if not under_tape(facts, fed.site, every_caller=False, levels=4) or runs_traced(facts, fed.site.scope):
                 continue  # an evaluation outside any tape has no gradient to lose
             if id(node) in seen:
                 continue
             seen.add(id(node))
             self.report(node, activation=dotted(node.func) or "softmax", loss=fed.spec.name)
-
-    def _in_tape(self, site, depth: int = 0) -> bool:  # type: ignore[no-untyped-def]
-        if site.tapes:
-            return True
-        if depth > 3 or site.scope.is_module:
-            return False
-        return any(self._in_tape(caller, depth + 1) for caller in self.facts.call_sites_of_scope(site.scope))
 
     VALID = [
         Valid(

@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
-from tapelint.analysis.gradients import gradient_calls
+from tapelint.analysis.gradients import gradient_calls, under_tape
 from tapelint.analysis.keras import model_reader
 from tapelint.analysis.modes import mode_layers
 from tapelint.analysis.names import dotted
@@ -13,17 +13,6 @@ from tapelint.analysis.training import parts
 from tapelint.analysis.values import Kind, Value, flatten, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
-
-
-def _in_tape(facts: Facts, site: CallSite) -> bool:
-    """Inside a tape block, or in a helper of this module that is only ever called inside one."""
-    if site.tapes:
-        return True
-    scope = site.scope
-    if scope.is_module or scope.node is None:
-        return False
-    callers = facts.call_sites_of_scope(scope)
-    return bool(callers) and all(c.tapes for c in callers)
 
 
 def _trained_models(facts: Facts, site: CallSite) -> frozenset[Value] | None:
@@ -179,7 +168,7 @@ class TrainingFlagMissing(Rule):
             if keyword_arg(call, "training") is not None or any(a.star for a in call.args):
                 continue
             name = dotted(call.func)
-            if name is None or not _in_tape(facts, site) or site.qualified is not None:
+            if name is None or not under_tape(facts, site, every_caller=True, levels=1) or site.qualified is not None:
                 continue
             cls = facts.classes.get(site.scope.class_name or "")
             if name in facts.functions or (name.startswith("self.") and cls is not None and name[5:] in cls.methods):

@@ -6,6 +6,7 @@ from tapelint.analysis.walk import child_nodes
 
 from tapelint.analysis.dataflow import names_in, render
 from tapelint.analysis.facts import Binding, Facts, Scope
+from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -176,7 +177,7 @@ class VariableReboundToTensor(Rule):
         value = later.value
         if (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(value, cst.BinaryOperation)
                 and isinstance(value.operator, (cst.Subtract, cst.Add))
-                and cst.Module(body=[]).code_for_node(value.left).strip() == target):
+                and dotted(value.left) == target):
             method = "assign_sub" if isinstance(value.operator, cst.Subtract) else "assign_add"
             delta = cst.Module(body=[]).code_for_node(value.right).strip()
             return PendingFix(f"Update `{target}` in place with `{method}`", True,

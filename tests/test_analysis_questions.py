@@ -189,3 +189,21 @@ def test_step_functions_are_found_by_what_they_do_not_by_their_names():
         train_step_once(x0)
     """)
     assert sorted(s.simple_name for s in step_functions(facts)) == ["fit_batch", "update_everything"]
+
+
+def test_under_tape_follows_helpers_any_or_every_caller():
+    from tapelint.analysis.gradients import under_tape
+
+    facts = _facts("""
+        import tensorflow as tf
+        def loss_of(model, x):
+            return tf.reduce_mean(model(x))
+        def evaluate(model, x):
+            return loss_of(model, x)
+        with tf.GradientTape() as tape:
+            a = loss_of(m, x)
+        b = evaluate(m, x)
+    """)
+    (inner,) = [s for s in facts.calls if s.func == "model"]
+    assert under_tape(facts, inner, every_caller=False, levels=2)
+    assert not under_tape(facts, inner, every_caller=True, levels=2)

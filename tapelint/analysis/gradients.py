@@ -136,3 +136,30 @@ def other_models(facts: Facts, grad: GradientCall) -> Callable[[cst.BaseExpressi
         return info is not None and all(info.construction is not c for c in owned)
 
     return other
+
+
+def under_tape(facts: Facts, site: CallSite, *, every_caller: bool, levels: int) -> bool:
+    """Does the call run while a tape records: inside a `with tape` block, or in a function of this
+    module whose callers are (any of them, or `every_caller`), up to `levels` calls up? Iterative."""
+    frontier = [site]
+    for _ in range(levels + 1):
+        if any(s.tapes for s in frontier) and not every_caller:
+            return True
+        if every_caller and all(s.tapes for s in frontier):
+            return True
+        callers: list[CallSite] = []
+        for current in frontier:
+            if current.tapes:
+                continue
+            if current.scope.is_module:
+                if every_caller:
+                    return False
+                continue
+            found = facts.call_sites_of_scope(current.scope)
+            if not found and every_caller:
+                return False
+            callers.extend(found)
+        if not callers:
+            return False
+        frontier = callers
+    return False
