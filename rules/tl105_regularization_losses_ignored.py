@@ -1,19 +1,13 @@
 from __future__ import annotations
 
-import re
-
-import libcst as cst
-
-from tapelint.analysis.facts import arg_value
+from tapelint.analysis.facts import CallSite, arg_value
+from tapelint.analysis.outputs import gradient_owners, is_model
 from tapelint.analysis.regularization import adds_model_losses, models_called_in, regularization_reader
+from tapelint.analysis.training import parts
 from tapelint.analysis.training_steps import is_training_gradient
+from tapelint.analysis.values import Value
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
-
-
-def _owns(holder: str, sources_text: str) -> bool:
-    pattern = rf"(?<![\w.]){re.escape(holder)}\.(trainable_variables|trainable_weights|variables|weights)\b"
-    return re.search(pattern, sources_text) is not None
 
 
 class RegularizationLossesIgnored(Rule):
@@ -91,8 +85,8 @@ class RegularizationLossesIgnored(Rule):
             called = models_called_in(facts, block)
             # Only the models whose variables this gradient is taken for (a generator step calls the
             # regularized discriminator but does not train it).
-            sources_text = self._sources_text(call)
-            trained = [m for m in called if _owns(m[1], sources_text)]
+            trained_here = self._trained_models(call)
+            trained = [m for m in called if any(is_model(v, m[0]) for v in trained_here)]
             for model, holder, scope in trained or called:
                 found = regs.of_model(model, holder, scope)
                 if found is None:
@@ -103,17 +97,12 @@ class RegularizationLossesIgnored(Rule):
                 self.report(target, tape=call.receiver or "tape", model=holder, what=found.what)
                 break
 
-    def _sources_text(self, call) -> str:  # type: ignore[no-untyped-def]
-        facts = self.facts
-        sources = arg_value(call.node, 1, "sources")
-        if sources is None:
-            return ""
-        text = facts.module.code_for_node(sources)
-        if isinstance(sources, cst.Name):
-            binding = facts.binding_before(sources.value, call.scope, call.order)
-            if binding is not None and binding.value is not None:
-                text += " " + facts.module.code_for_node(binding.value)
-        return text
+    def _trained_models(self, call: CallSite) -> set[Value]:
+        """The models and layers whose weights this gradient is for, and everything they are built from."""
+        found: set[Value] = set()
+        for owner in gradient_owners(self.facts, call).models:
+            found |= parts(self.facts, owner) or {owner}
+        return found
 
     VALID = [
         Valid(

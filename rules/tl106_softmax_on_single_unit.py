@@ -2,16 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.constants import number, string
-from tapelint.analysis.facts import Scope, arg_value
+from tapelint.analysis.constants import string
+from tapelint.analysis.facts import arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_activation, layer_class
 from tapelint.analysis.names import dotted
+from tapelint.analysis.outputs import UNIT_LAYERS, last_axis_units, layer_units
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
-_UNIT_LAYERS = {"Dense": (0, "units"), "Conv1D": (0, "filters"), "Conv2D": (0, "filters"),
-                "Conv3D": (0, "filters"), "Conv2DTranspose": (0, "filters"), "SeparableConv2D": (0, "filters"),
-                "Conv1DTranspose": (0, "filters"), "Conv3DTranspose": (0, "filters")}
 _SOFTMAX_LAYERS = frozenset({"Softmax", "Activation"})
 
 
@@ -72,9 +70,8 @@ class SoftmaxOnSingleUnit(Rule):
         for site in facts.calls:
             call = site.node
             cls = layer_class(facts, call)
-            if cls in _UNIT_LAYERS:
-                if layer_activation(facts, call, cls) == "softmax" and self._units(call, cls, site.scope,
-                                                                                    site.order) == 1:
+            if cls in UNIT_LAYERS:
+                if layer_activation(facts, call, cls) == "softmax" and layer_units(facts, call) == 1:
                     activation = arg_value(call, 1 if cls == "Dense" else None, "activation")
                     node = activation if activation is not None else call
                     if id(node) not in reported:
@@ -85,7 +82,7 @@ class SoftmaxOnSingleUnit(Rule):
             if cls in _SOFTMAX_LAYERS:
                 if self._is_softmax_layer(call, cls) and self._explicit_other_axis(call) is False:
                     previous = self._previous_in_sequential(call)
-                    if previous is not None and self._one_unit_linear(previous, site.scope, site.order):
+                    if previous is not None and layer_units(facts, previous) == 1:
                         reported.add(id(call))
                         self.report(call, where=f"`{cls}` after a one-unit `{layer_class(facts, previous)}`")
                 continue
@@ -95,18 +92,15 @@ class SoftmaxOnSingleUnit(Rule):
                 if inner_cls in _SOFTMAX_LAYERS and self._is_softmax_layer(call.func, inner_cls) and (
                     self._explicit_other_axis(call.func) is False
                 ) and id(call.func) not in reported:
-                    if self._output_units(arg_value(call, 0), site.scope, site.order) == 1:
+                    if last_axis_units(facts, arg_value(call, 0), site.scope, site.order,
+                                       through_params=False) == 1:
                         reported.add(id(call.func))
                         self.report(call.func, where=f"`{inner_cls}` on a one-unit output")
                 continue
             if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax":
-                if self._explicit_other_axis(call) is False and self._output_units(
-                        arg_value(call, 0), site.scope, site.order) == 1:
+                if self._explicit_other_axis(call) is False and last_axis_units(
+                        facts, arg_value(call, 0), site.scope, site.order, through_params=False) == 1:
                     self.report(call, where=f"`{dotted(call.func)}` on a one-unit output")
-
-    def _units(self, call: cst.Call, cls: str, scope: Scope, order: int) -> float | None:
-        position, keyword = _UNIT_LAYERS[cls]
-        return number(self.facts, arg_value(call, position, keyword), scope, order)
 
     def _is_softmax_layer(self, call: cst.Call, cls: str) -> bool:
         return layer_activation(self.facts, call, cls) == "softmax"
@@ -120,12 +114,6 @@ class SoftmaxOnSingleUnit(Rule):
             return axis.expression.value != "1"
         return True
 
-    def _one_unit_linear(self, call: cst.Call, scope: Scope, order: int) -> bool:
-        cls = layer_class(self.facts, call)
-        if cls not in _UNIT_LAYERS:
-            return False
-        return self._units(call, cls, scope, order) == 1
-
     def _previous_in_sequential(self, call: cst.Call) -> cst.Call | None:
         for site in self.facts.calls:
             if site.qualified not in ("keras.Sequential", "keras.models.Sequential"):
@@ -138,36 +126,6 @@ class SoftmaxOnSingleUnit(Rule):
                 if value is call and index > 0 and isinstance(values[index - 1], cst.Call):
                     return values[index - 1]
         return None
-
-    def _output_units(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> float | None:
-        """The last-axis size of a layer output, when it is a one-unit layer's output."""
-        facts = self.facts
-        if expr is None or depth > 8:
-            return None
-        if isinstance(expr, cst.Call):
-            layer_call: cst.Call | None = None
-            if isinstance(expr.func, cst.Call):
-                layer_call = expr.func
-            else:
-                name = dotted(expr.func)
-                if name is not None:
-                    binding = facts.binding_before(name, scope, order)
-                    if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
-                        layer_call = binding.value
-                        scope, order = binding.scope, binding.order
-            if layer_call is None:
-                return None
-            cls = layer_class(facts, layer_call)
-            if cls not in _UNIT_LAYERS:
-                return None
-            return self._units(layer_call, cls, scope, order)
-        name = dotted(expr)
-        if name is None:
-            return None
-        binding = facts.binding_before(name, scope, order)
-        if binding is None or binding.value is None or binding.index is not None or binding.augmented:
-            return None
-        return self._output_units(binding.value, binding.scope, binding.order, depth + 1)
 
     @staticmethod
     def _fix(activation: cst.BaseExpression | None) -> PendingFix | None:

@@ -3,28 +3,14 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.facts import Scope, arg_value
-from tapelint.analysis.keras import Output, OutputInfo, model_reader
+from tapelint.analysis.keras import Output, OutputInfo
 from tapelint.analysis.names import dotted
+from tapelint.analysis.outputs import origins, prediction_kind, strip_guards
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 LOG_FUNCTIONS = frozenset({"tensorflow.math.log", "tensorflow.log", "keras.ops.log", "keras.backend.log"})
 MULTIPLY_FUNCTIONS = frozenset({"tensorflow.multiply", "tensorflow.math.multiply", "keras.ops.multiply"})
-CLIP_FUNCTIONS = frozenset({"tensorflow.clip_by_value", "keras.ops.clip", "keras.backend.clip"})
-MAX_FUNCTIONS = frozenset({"tensorflow.maximum", "tensorflow.math.maximum", "keras.ops.maximum"})
-
-
-def _constant(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _constant(expr.expression)
-    if isinstance(expr, cst.BinaryOperation):
-        return _constant(expr.left) and _constant(expr.right)
-    name = dotted(expr)
-    # `EPSILON`, `eps`, `self.eps`, `1e-7` style names are small constants in practice.
-    return name is not None and name.rsplit(".", 1)[-1].lower().lstrip("_") in (
-        "eps", "epsilon", "tiny", "delta", "small")
 
 
 class HandwrittenCrossEntropy(Rule):
@@ -118,99 +104,43 @@ class HandwrittenCrossEntropy(Rule):
         while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             expr = expr.expression
         if isinstance(expr, cst.Name):
-            # `log_p = tf.math.log(p)` ... `y * log_p`
+            # `log_p = tf.math.log(p)` ... `y * log_p`: every assignment that reaches the read.
             use = self._uses().get(id(expr))
-            if use is not None:
-                binding = facts.binding_before(expr.value, use.scope, use.order)
-                if binding is not None and binding.index is None and not binding.augmented and isinstance(
-                        binding.value, cst.Call):
-                    expr = binding.value
+            if use is None:
+                return None
+            found = origins(facts, expr, use.scope, use.order, through_params=False)
+            if not found:
+                return None
+            results = [self._log_call(origin.expr) for origin in found]
+            if any(r is None for r in results) or any(r[0].kind is not Output.PROBABILITIES for r in results):  # type: ignore[index]
+                return None
+            return results[0]
+        return self._log_call(expr)
+
+    def _log_call(self, expr: cst.BaseExpression) -> tuple[OutputInfo, cst.BaseExpression, Scope, int] | None:
+        facts = self.facts
         if not isinstance(expr, cst.Call) or facts.resolve(expr.func) not in LOG_FUNCTIONS:
             return None
         site = facts.call_site(expr)
         if site is None:
             return None
-        inner = self._strip(arg_value(expr, 0, "x"))
+        inner = strip_guards(facts, arg_value(expr, 0, "x"), site.scope, site.order)
         if inner is None:
             return None
-        info = self._kind(inner, site.scope, site.order)
+        info = prediction_kind(facts, inner, site.scope, site.order)
         if info.kind is not Output.PROBABILITIES:
             return None
         return info, inner, site.scope, site.order
 
-    def _kind(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> OutputInfo:
-        """`value_kind`, also through clipped rebindings and parameters of loss helpers."""
-        facts = self.facts
-        reader = model_reader(facts)
-        expr = self._strip(expr)
-        if expr is None or depth > 6:
-            return OutputInfo(Output.UNKNOWN)
-        if isinstance(expr, cst.Name):
-            binding = facts.binding_before(expr.value, scope, order)
-            if binding is None:
-                return self._param_kind(expr.value, scope, depth)
-            if binding.value is not None and binding.index is None and not binding.augmented:
-                stripped = self._strip(binding.value)
-                if stripped is not binding.value:
-                    return self._kind(stripped, binding.scope, binding.order, depth + 1)
-        return reader.value_kind(expr, scope, order)
-
-    def _param_kind(self, name: str, scope: Scope, depth: int) -> OutputInfo:
-        facts = self.facts
-        func = facts.param_scope(name, scope)
-        if func is None or func.is_module:
-            return OutputInfo(Output.UNKNOWN)
-        kinds: list[OutputInfo] = []
-        for site in facts.call_sites_of_scope(func):
-            kinds.append(self._kind(facts.argument_for_param(site.node, func, name), site.scope, site.order,
-                                    depth + 1))
-        # `model.compile(loss=my_loss)`: Keras calls it with (y_true, y_pred=model output).
-        params = [p for p in func.params if p not in ("self", "cls")]
-        if len(params) >= 2 and params[1] == name and func.class_name is None:
-            reader = model_reader(facts)
-            for site in facts.calls:
-                if site.method == "compile" and dotted(arg_value(site.node, 1, "loss")) == func.simple_name:
-                    receiver = site.node.func.value if isinstance(site.node.func, cst.Attribute) else None
-                    model = reader.model_of(receiver, site.scope, site.order)
-                    kinds.append(model.output if model is not None else OutputInfo(Output.UNKNOWN))
-        if kinds and all(k.kind is kinds[0].kind for k in kinds):
-            return kinds[0]
-        return OutputInfo(Output.UNKNOWN)
-
     def _uses(self) -> dict:  # type: ignore[type-arg]
         return self.facts.cached("name_use_by_node", lambda: {id(u.node): u for u in self.facts.name_uses})
 
-    def _strip(self, expr: cst.BaseExpression | None, depth: int = 0) -> cst.BaseExpression | None:
-        """`p + eps`, `clip(p, lo, hi)`, `maximum(p, eps)`, `1 - p` -> `p`."""
-        if expr is None or depth > 5:
-            return expr
-        if isinstance(expr, cst.BinaryOperation):
-            if isinstance(expr.operator, cst.Add):
-                if _constant(expr.right):
-                    return self._strip(expr.left, depth + 1)
-                if _constant(expr.left):
-                    return self._strip(expr.right, depth + 1)
-            if isinstance(expr.operator, cst.Subtract) and _constant(expr.left):
-                return self._strip(expr.right, depth + 1)
-            return expr
-        if isinstance(expr, cst.Call):
-            qualified = self.facts.resolve(expr.func)
-            if qualified in CLIP_FUNCTIONS:
-                return self._strip(arg_value(expr, 0), depth + 1)
-            if qualified in MAX_FUNCTIONS:
-                a, b = arg_value(expr, 0), arg_value(expr, 1)
-                if b is not None and _constant(b):
-                    return self._strip(a, depth + 1)
-                if a is not None and _constant(a):
-                    return self._strip(b, depth + 1)
-        return expr
-
     def _same_probabilities(self, other: cst.BaseExpression, prob: cst.BaseExpression, info: OutputInfo,
                             scope: Scope, order: int) -> bool:
-        other = self._strip(other) or other
+        other = strip_guards(self.facts, other, scope, order) or other
         if dotted(other) is not None and dotted(other) == dotted(prob):
-            return True
-        return self._kind(other, scope, order).kind is Output.PROBABILITIES
+            return True  # the same name read at the same point: the same tensor
+        return prediction_kind(self.facts, other, scope, order).kind is Output.PROBABILITIES
 
     VALID = [
         Valid(

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.facts import Scope
-from tapelint.analysis.keras import ModelInfo, model_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.outputs import output_model, single_output
 from tapelint.analysis.predictions import evaluations
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
@@ -93,41 +92,12 @@ class MetricFedSingleSample(Rule):
             base, chain = _subscripts(ev.y_pred)
             if not chain or not _first_index_is_integer(chain[0]):
                 continue
-            model = self._single_output_model(base, ev.site.scope, ev.site.order)
-            if model is None:
+            model = output_model(facts, base, ev.site.scope, ev.site.order, through_params=False)
+            if model is None or not single_output(model):
                 continue
             extra = " with its last classes cut off" if any(_drops_last(s) for s in chain) else ""
             self.report(ev.y_pred, metric=dotted(ev.site.node.func) or ev.name,
                         arg=cst.Module([]).code_for_node(ev.y_pred), extra=extra)
-
-    def _single_output_model(self, expr: cst.BaseExpression, scope: Scope, order: int) -> ModelInfo | None:
-        facts = self.facts
-        if isinstance(expr, cst.Call):
-            call, scope_, order_ = expr, scope, order
-        else:
-            name = dotted(expr)
-            if name is None:
-                return None
-            binding = facts.binding_before(name, scope, order)
-            if binding is None or binding.index is not None or not isinstance(binding.value, cst.Call):
-                return None
-            call, scope_, order_ = binding.value, binding.scope, binding.order
-        model = model_reader(facts).model_of(call.func, scope_, order_)
-        if model is None:
-            return None
-        if model.kind == "sequential":
-            return model
-        if model.kind == "functional" and isinstance(model.construction, cst.Call):
-            outputs = None
-            for i, arg in enumerate(a for a in model.construction.args if a.keyword is None):
-                if i == 1:
-                    outputs = arg.value
-            for arg in model.construction.args:
-                if arg.keyword is not None and arg.keyword.value == "outputs":
-                    outputs = arg.value
-            if outputs is not None and not isinstance(outputs, (cst.List, cst.Tuple, cst.Dict)):
-                return model
-        return None
 
     VALID = [
         Valid(
