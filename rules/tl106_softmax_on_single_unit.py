@@ -93,13 +93,13 @@ class SoftmaxOnSingleUnit(Rule):
                     self._explicit_other_axis(call.func) is False
                 ) and id(call.func) not in reported:
                     if last_axis_units(facts, arg_value(call, 0), site.scope, site.order,
-                                       through_params=False) == 1:
+                                       through_params=True) == 1:
                         reported.add(id(call.func))
                         self.report(call.func, where=f"`{inner_cls}` on a one-unit output")
                 continue
             if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax":
                 if self._explicit_other_axis(call) is False and last_axis_units(
-                        facts, arg_value(call, 0), site.scope, site.order, through_params=False) == 1:
+                        facts, arg_value(call, 0), site.scope, site.order, through_params=True) == 1:
                     self.report(call, where=f"`{dotted(call.func)}` on a one-unit output")
 
     def _is_softmax_layer(self, call: cst.Call, cls: str) -> bool:
@@ -171,6 +171,20 @@ weights = tf.nn.softmax(scores, axis=1)
         ),
     ]
     INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+critic = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1)])
+
+def policy(logits):
+    return tf.nn.softmax(logits)
+
+probs = policy(critic(tf.zeros((4, 16))))
+""",
+            line=7,
+            message_contains="Softmax over a single unit",
+        ),
         Invalid(
             """
 import tensorflow as tf

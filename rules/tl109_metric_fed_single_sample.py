@@ -92,7 +92,7 @@ class MetricFedSingleSample(Rule):
             base, chain = _subscripts(ev.y_pred)
             if not chain or not _first_index_is_integer(chain[0]):
                 continue
-            model = output_model(facts, base, ev.site.scope, ev.site.order, through_params=False)
+            model = output_model(facts, base, ev.site.scope, ev.site.order, through_params=True)
             if model is None or not single_output(model):
                 continue
             extra = " with its last classes cut off" if any(_drops_last(s) for s in chain) else ""

@@ -125,19 +125,22 @@ def test_units_of_a_layer_held_by_self_are_read_through_the_value_model():
     assert last_axis_units(facts, expr, scope, order) == 1
 
 
-def test_units_that_differ_between_branches_or_come_from_a_model_are_unknown():
+def test_units_that_differ_between_branches_are_unknown_and_a_sequential_gives_its_last_layers():
     facts = _facts("""
         import tensorflow as tf
-        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1), tf.keras.layers.Dropout(0.1)])
+        opaque = build_somewhere_else()
         h = tf.keras.layers.Dense(1)(x)
         if wide:
             h = tf.keras.layers.Dense(3)(x)
         probe(h)
         probe(model(x))
+        probe(opaque(x))
     """)
-    (branch, from_model) = _probes(facts)
+    (branch, from_model, from_opaque) = _probes(facts)
     assert last_axis_units(facts, *branch) is None
-    assert last_axis_units(facts, *from_model) is None
+    assert last_axis_units(facts, *from_model) == 1
+    assert last_axis_units(facts, *from_opaque) is None
 
 
 # ----------------------------------------------------------------------------- guards and probabilities

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import Output, OutputInfo, ModelInfo, layer_class, model_reader
+from tapelint.analysis.keras import ModelInfo, Output, OutputInfo, layer_class, layer_constructions, model_reader
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values, values_of
 
 # Layers whose last output axis has as many entries as their first argument.
@@ -135,12 +135,43 @@ def producing_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope
             continue
         held = values_of(facts, call.func, origin.scope, origin.order)
         for value in held:
+            if value.kind is Kind.MODEL and isinstance(value.node, cst.Call):
+                last = _sequential_last_layer(facts, value.node)
+                if last is None:
+                    return None
+                layers.append(last)
+                continue
             if value.kind is not Kind.LAYER or not isinstance(value.node, cst.Call):
                 return None
             if layer_class(facts, value.node) is None:
                 return None
             layers.append(value.node)
     return layers or None
+
+
+# Layers that keep the size of the last axis of their input.
+_SAME_WIDTH = frozenset({"Dropout", "Activation", "Softmax", "ReLU", "LeakyReLU", "BatchNormalization",
+                         "LayerNormalization", "GaussianNoise", "ActivityRegularization"})
+
+
+def _sequential_last_layer(facts: Facts, construction: cst.Call) -> cst.Call | None:
+    """The last layer of a `Sequential([...])` that sets the width of its output (`Dense(1)` in
+    `Sequential([Dense(32), Dense(1), Dropout(0.1)])`), or None when it cannot be read."""
+    if facts.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
+        return None
+    layers = arg_value(construction, 0, "layers")
+    site = facts.call_site(construction)
+    if not isinstance(layers, (cst.List, cst.Tuple)) or site is None:
+        return None
+    for element in reversed(layers.elements):
+        found = layer_constructions(facts, element.value, site.scope, site.order)
+        if not found or len(found) != 1:
+            return None
+        cls, call = found[0]
+        if cls in _SAME_WIDTH:
+            continue
+        return call
+    return None
 
 
 def last_axis_units(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, *,
