@@ -102,7 +102,9 @@ class RemovedKerasApi(Rule):
     `apply_gradients` unscales), and the `tf.keras.estimator`, `tf.keras.dtensor` and
     `tf.keras.callbacks.experimental` modules. `tf.compat.v1.keras` is Keras 3 on TF >= 2.16 too.
     Whether the receiver is a metric, a model or an optimizer is decided by the value model; an
-    access behind `hasattr(module, "experimental") and ...` or `if hasattr(...)` is not reported.
+    access to an `experimental` namespace or a removed module behind `hasattr(module, "experimental")
+    and ...` or `if hasattr(...)` is not reported (the guard is False on Keras 3); one to
+    `tf.keras.optimizers.legacy` still is, since Keras 3 keeps a `legacy` stub whose optimizers raise.
 
     ## Why is this bad?
     These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long

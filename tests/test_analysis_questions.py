@@ -207,3 +207,19 @@ def test_under_tape_follows_helpers_any_or_every_caller():
     (inner,) = [s for s in facts.calls if s.func == "model"]
     assert under_tape(facts, inner, every_caller=False, levels=2)
     assert not under_tape(facts, inner, every_caller=True, levels=2)
+
+
+def test_rules_keep_no_private_tracers():
+    """'What is this name here?' has one home (tapelint/analysis/values.py): rules never follow bindings
+    themselves, never recurse through them with a depth counter, and never decide from source text."""
+    import re
+    from pathlib import Path
+
+    rules = Path(__file__).resolve().parent.parent / "rules"
+    pattern = re.compile(r"binding_before\(|visible_bindings\(|loop_bindings|depth \+ 1|depth > \d")
+    offenders = []
+    for path in sorted(rules.glob("tl*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
