@@ -62,7 +62,7 @@ class SoftmaxOutputWithFromLogits(Rule):
     message = "`{loss}` {expects} but receives {what} from {source}: the activation is applied twice"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("from_logits", "_with_logits")
+    triggers = ("from_logits", "_with_logits", ("losses", "softmax_cross_entropy"), ("losses", "sigmoid_cross_entropy"))
     probe = "Confirmed when the predictions given to the loss are in [0, 1] with rows summing to 1 (TL811)."
 
     def check(self) -> None:
@@ -162,6 +162,20 @@ with tf.GradientTape() as tape:
         ),
     ]
     INVALID = [
+        Invalid(
+            """
+import tensorflow.compat.v1 as tf
+
+def create_model():
+    return tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"),
+                                tf.keras.layers.Dense(10, activation=tf.nn.softmax)])
+
+model = create_model()
+logits = model(images)
+loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+""",
+            message_contains="softmax probabilities",
+        ),
         Invalid(
             """
 import tensorflow as tf

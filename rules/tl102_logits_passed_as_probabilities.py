@@ -169,6 +169,22 @@ with tf.GradientTape() as tape:
             """
 import tensorflow as tf
 
+model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+val_loss_metric = tf.keras.metrics.SparseCategoricalCrossentropy()
+
+@tf.function
+def test_step(x, y):
+    logits = model(x, training=False)
+    val_loss_metric.update_state(y, logits)
+""",
+            line=6,
+            message_contains="SparseCategoricalCrossentropy metric",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
 model = tf.keras.Sequential([
     tf.keras.layers.Dense(128, activation="relu"),
     tf.keras.layers.Dense(10),

@@ -127,6 +127,12 @@ def _loss_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
         if raw_family is None:
             return None
         return LossSpec(raw_family, True, call, None, f"tf.nn.{last}", is_function=True, raw_op=True)
+    if qualified and qualified.startswith("tensorflow.compat.v1.losses."):
+        last = qualified.rsplit(".", 1)[-1]
+        tf1_family = _TF1_LOSSES.get(last)
+        if tf1_family is None:
+            return None
+        return LossSpec(tf1_family, True, call, None, f"tf.compat.v1.losses.{last}", is_function=True, raw_op=True)
     if not qualified or not qualified.startswith("keras.losses."):
         return None
     last = qualified.rsplit(".", 1)[-1]
@@ -156,6 +162,59 @@ class LossCall:
     spec: LossSpec
     y_pred: cst.BaseExpression | None
     y_true: cst.BaseExpression | None
+
+
+# Keras metrics that compute a cross-entropy and take `from_logits=` like the losses do.
+_XENT_METRICS = {
+    "SparseCategoricalCrossentropy": LossFamily.SPARSE,
+    "CategoricalCrossentropy": LossFamily.CATEGORICAL,
+    "BinaryCrossentropy": LossFamily.BINARY,
+}
+# TF1's `tf.compat.v1.losses` ops take logits, with the arguments `(labels, logits)`.
+_TF1_LOSSES = {
+    "sparse_softmax_cross_entropy": LossFamily.SPARSE,
+    "softmax_cross_entropy": LossFamily.CATEGORICAL,
+    "sigmoid_cross_entropy": LossFamily.BINARY,
+}
+
+
+def _metric_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
+    """`keras.metrics.SparseCategoricalCrossentropy(from_logits=...)` (keyword only: `name` comes first)."""
+    qualified = facts.resolve(call.func) or ""
+    if not qualified.startswith("keras.metrics."):
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    family = _XENT_METRICS.get(last)
+    if family is None:
+        return None
+    arg = keyword_arg(call, "from_logits")
+    from_logits = False if arg is None else boolean(arg.value)
+    return LossSpec(family, from_logits, call, arg, f"{last} metric")
+
+
+def metric_calls(facts: Facts) -> list[LossCall]:
+    """Every cross-entropy metric fed a prediction: `metric.update_state(y, p)` and `metric(y, p)`,
+    with the metric read through the value model."""
+
+    def compute() -> list[LossCall]:
+        found: list[LossCall] = []
+        for site in facts.calls:
+            func = site.node.func
+            target = func.value if isinstance(func, cst.Attribute) and func.attr.value == "update_state" else func
+            if isinstance(func, cst.Attribute) and target is func:
+                continue
+            held = values_of(facts, target, site.scope, site.order)
+            metrics = [v for v in held if v.kind is Kind.METRIC and isinstance(v.node, cst.Call)]
+            if not metrics or len(metrics) != len(held):
+                continue
+            specs = [_metric_from_call(facts, v.node) for v in metrics]  # type: ignore[arg-type]
+            if any(spec is None for spec in specs) or len({(s.family, s.from_logits) for s in specs}) != 1:  # type: ignore[union-attr]
+                continue
+            found.append(LossCall(site, specs[0], arg_value(site.node, 1, "y_pred"),  # type: ignore[arg-type]
+                                  arg_value(site.node, 0, "y_true")))
+        return found
+
+    return facts.cached("metric_calls", compute)  # type: ignore[return-value]
 
 
 def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> LossSpec | None:

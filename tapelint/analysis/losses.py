@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, arg_value
-from tapelint.analysis.keras import LossSpec, OutputInfo, loss_calls, loss_object, model_reader
+from tapelint.analysis.keras import LossSpec, OutputInfo, loss_calls, loss_object, metric_calls, model_reader
 
 
 @dataclass
@@ -22,7 +22,7 @@ def fed_losses(facts: Facts) -> list[FedLoss]:
     def compute() -> list[FedLoss]:
         reader = model_reader(facts)
         found: list[FedLoss] = []
-        for call in loss_calls(facts):
+        for call in (*loss_calls(facts), *metric_calls(facts)):
             output = reader.value_kind(call.y_pred, call.site.scope, call.site.order)
             found.append(FedLoss(call.spec, output, call.site))
         for site in facts.calls:

@@ -16,6 +16,9 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v2.keras.", "keras."),
     # On TF >= 2.16 `tf.compat.v1.keras` is Keras 3 too (checked on TF 2.21).
     ("tensorflow.compat.v1.keras.", "keras."),
+    # The activation and math ops are the same functions under tf.compat.v1.
+    ("tensorflow.compat.v1.nn.", "tensorflow.nn."),
+    ("tensorflow.compat.v1.math.", "tensorflow.math."),
     ("tensorflow.keras.", "keras."),
     ("tensorflow.compat.v2.", "tensorflow."),
     ("tensorflow.optimizers.", "keras.optimizers."),
