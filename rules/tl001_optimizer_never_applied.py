@@ -81,6 +81,8 @@ class OptimizerNeverApplied(Rule):
         # Gradients of weights that are computed and thrown away: the evidence that nothing trains.
         dropped = dropped_weight_gradients(facts)
         nothing_applies = not apply_sites(facts)
+        if not dropped and not nothing_applies:
+            return  # something applies gradients and none are dropped: any unused optimizer is TL002's
         unapplied = [
             c for c in optimizer_creations(facts)
             if c.holder is not None and optimizer_fate(facts, c) in (Fate.UNUSED, Fate.NEVER_APPLIED)

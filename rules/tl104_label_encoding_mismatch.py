@@ -85,7 +85,7 @@ class LabelEncodingMismatch(Rule):
     message = "`{callee}` expects {expected} but `{label}` holds {actual} (from {evidence})"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("ategorical", "cross_entropy_with_logits")
+    triggers = (("ategorical", "rossentropy"), ("ategorical", "ccuracy"), "cross_entropy_with_logits")
     probe = ""
 
     def check(self) -> None:

@@ -83,7 +83,7 @@ class FrozenBackbone(Rule):
     name = "frozen-backbone"
     message = "`{holder}` ({what}) is frozen (`trainable = False`): its weights get no gradient{detail}"
     severity = Severity.INFO
-    triggers = ("trainable",)
+    triggers = (("trainable", "GradientTape"),)
     probe = "Reports how many variables receive gradients and which frozen ones were asked for (TL801)."
 
     def check(self) -> None:

@@ -129,7 +129,8 @@ class VariableReboundToTensor(Rule):
                 other.scope is not binding.scope
             ):
                 found.append(other)
-            elif binding.scope.is_module and target in _globals(other.scope):
+            elif binding.scope.is_module and target in facts.cached(("globals", id(other.scope)),
+                                                                     lambda scope=other.scope: _globals(scope)):
                 found.append(other)
         if target.startswith("self."):
             # A method other than the one that created it may run in any order: keep document order.

@@ -164,8 +164,15 @@ class RemovedKerasApi(Rule):
     message = "`{old}` was removed in Keras 3 (TF >= 2.16); {instead}"
     severity = Severity.ERROR
     fixable = True
-    triggers = ("reset_states", ".lr", ("experimental", "keras"), ("legacy", "keras"), "fit_generator", "evaluate_generator", "predict_generator", "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"), "get_scaled_loss",
-                "get_unscaled_gradients", ("estimator", "keras"), ("dtensor", "keras"))
+    # The spellings user code writes (`tf.keras.optimizers.experimental.AdamW`, `from keras.layers.experimental
+    # import preprocessing`, `tf.keras.estimator.model_to_estimator`): a library that merely mentions the
+    # words is not parsed for nothing.
+    triggers = ("reset_states", ".lr", ("experimental", "optimizers"), "layers.experimental",
+                ("experimental", "layers"), "keras.experimental", "callbacks.experimental", "optimizers.legacy",
+                ("legacy", "optimizers"), "fit_generator", "evaluate_generator", "predict_generator",
+                "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"),
+                "get_scaled_loss", "get_unscaled_gradients", "keras.estimator", ("estimator", "keras."),
+                "keras.dtensor")
 
     def check(self) -> None:
         if self.context.keras_version == 2:

@@ -144,10 +144,10 @@ def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:
             return Fate.APPLIED
         if is_unknown(held):
             unknown_receiver = True
+    if not _read_later(facts, creation):
+        return Fate.UNUSED  # never read after it is made: it cannot have gone anywhere
     if _escapes(facts, me):
         return Fate.UNKNOWN
-    if not _read_later(facts, creation):
-        return Fate.UNUSED
     return Fate.UNKNOWN if unknown_receiver else Fate.NEVER_APPLIED
 
 
