@@ -9,6 +9,7 @@ from tapelint.analysis.names import dotted
 from tapelint.analysis.sources import copied_from, recorded_in, source_kind
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.text import source_lines
 
 
 class UnwatchedTensorGradient(Rule):
@@ -119,7 +120,7 @@ class UnwatchedTensorGradient(Rule):
         where = positions(self.context.shared, self.context.module).get(small)
         if where is None:
             return None
-        line = self.context.source.splitlines()[where.start.line - 1]
+        line = source_lines(self.context.source)[where.start.line - 1]
         indent = line[: where.start.column]
         if indent.strip():
             return None

@@ -17,6 +17,7 @@ from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
+from tapelint.text import source_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
@@ -87,7 +88,7 @@ def unused_suppressions(path: str, source: str, suppressions: Suppressions, foun
                         checked: dict[str, str]) -> list[Diagnostic]:
     """`# noqa` directives (or their TL codes) that suppressed nothing. `checked` maps the codes and
     names of the rules that ran on this file to their codes; codes of other tools are left alone."""
-    lines = source.splitlines()
+    lines = source_lines(source)
     unused_found: list[Diagnostic] = []
     for line, codes in sorted(suppressions.lines.items()):
         start, end, text = suppressions.directives[line]

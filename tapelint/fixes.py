@@ -16,21 +16,14 @@ from tapelint.diagnostic import Diagnostic, TextEdit
 from tapelint.engine import lint_source
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import NOTEBOOK_SUFFIX, decode
+from tapelint.text import line_starts, source_lines
 
 MAX_PASSES = 10
 
 
-def _offsets(source: str) -> list[int]:
-    starts = [0]
-    for index, char in enumerate(source):
-        if char == "\n":
-            starts.append(index + 1)
-    return starts
-
-
 def apply_edits(source: str, edits: list[TextEdit]) -> str:
     """Apply non-overlapping edits (libcst positions). Overlapping later edits are dropped."""
-    starts = _offsets(source)
+    starts = line_starts(source)
 
     def offset(line: int, column: int) -> int:
         return starts[line - 1] + column if line - 1 < len(starts) else len(source)
@@ -183,7 +176,7 @@ class FixRun:
 
 def unified_diff(name: str, before: str, after: str) -> str:
     def lines(text: str) -> list[str]:
-        out = text.splitlines(keepends=True)
+        out = source_lines(text, keepends=True)
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out

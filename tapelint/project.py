@@ -16,6 +16,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint.text import source_lines
+
 # Bounds that keep a prelude cheap on large packages: a module bigger than this is not inlined, and a
 # prelude stops growing past this many lines or modules.
 MAX_MODULE_LINES = 4000
@@ -172,7 +174,7 @@ def _summarise(path: Path, root: Path) -> ModuleSummary | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    lines = text.splitlines()
+    lines = source_lines(text)
     if len(lines) > MAX_MODULE_LINES:
         return None
     try:
