@@ -61,9 +61,6 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None) -> int:
-    for p in paths:
-        if p != "-" and not Path(p).exists():
-            raise InputError(f"{p}: no such file or directory")
     config = load_config(paths, config_file, stdin_filename)
     config = config.with_cli(select or None, ignore or None, extend_select or None)
     if force_exclude and not config.force_exclude:

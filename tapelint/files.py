@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,18 +24,45 @@ class SourceFile:
         return self.path.suffix == NOTEBOOK_SUFFIX
 
 
-def discover(paths: list[Path], config: Config) -> list[SourceFile]:
-    """Expand folders into the Python files (and notebooks) below them, in a stable order."""
+def discover(paths: list[Path], config: Config, errors: list[str] | None = None) -> list[SourceFile]:
+    """Expand folders into the Python files (and notebooks) below them, in a stable order.
+
+    A path that does not exist, a folder that cannot be read, or a named path that is not a regular file
+    (a FIFO, a socket, a device) is one line in `errors`, and the other paths are still linted, as ruff
+    does. Without an `errors` list, the first such problem raises InputError. Files found by walking a
+    folder that are not regular files are skipped: opening a FIFO would hang the run."""
+
+    def problem(message: str) -> None:
+        if errors is None:
+            raise InputError(message)
+        errors.append(message)
+
     found: dict[Path, SourceFile] = {}
     for path in paths:
-        if not path.exists():
-            raise InputError(f"{path}: no such file or directory")
-        if path.is_file():
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            problem(f"{path}: no such file or directory")
+            continue
+        except OSError as error:  # a symlink loop, a name too long
+            problem(f"{path}: cannot read ({error.strerror or error})")
+            continue
+        if not stat.S_ISDIR(mode):
+            if not stat.S_ISREG(mode):
+                problem(f"{path}: not a regular file")
+                continue
             if config.force_exclude and config.is_excluded(path):
                 continue
             found.setdefault(path, SourceFile(path, explicit=True))
             continue
-        for folder, subfolders, filenames in os.walk(path):
+        if not os.access(path, os.R_OK | os.X_OK):
+            problem(f"{path}: cannot read the folder (permission denied)")
+            continue
+
+        def unreadable(error: OSError) -> None:
+            problem(f"{error.filename}: cannot read the folder ({error.strerror or error})")
+
+        for folder, subfolders, filenames in os.walk(path, onerror=unreadable):
             folder_path = Path(folder)
             subfolders[:] = sorted(
                 d for d in subfolders if not config.is_excluded(folder_path / d, path) and not d.startswith(".")
@@ -44,9 +72,16 @@ def discover(paths: list[Path], config: Config) -> list[SourceFile]:
                 wanted = filename.endswith(PYTHON_SUFFIXES) or (
                     config.include_notebooks and filename.endswith(NOTEBOOK_SUFFIX)
                 )
-                if wanted and not config.is_excluded(file_path, path):
+                if wanted and not config.is_excluded(file_path, path) and _regular(file_path):
                     found.setdefault(file_path, SourceFile(file_path, explicit=False))
     return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def decode(data: bytes, name: str) -> str:

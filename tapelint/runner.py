@@ -77,9 +77,11 @@ def default_jobs() -> int:
 
 
 def lint_paths(paths: list[Path], config: Config, jobs: int | None = None) -> LintResult:
-    """Lint files and folders. Raises InputError for a path that does not exist."""
-    files = discover(paths, config)
-    result = LintResult(files_checked=len(files))
+    """Lint files and folders. A path that does not exist or cannot be read is one line in the result's
+    `errors` (the run exits 2), and every other file is still linted."""
+    problems: list[str] = []
+    files = discover(paths, config, problems)
+    result = LintResult(files_checked=len(files), errors=problems)
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown = {str(f.path.resolve()): str(f.path) for f in files if not f.is_notebook}
     project = ProjectIndex([f.path for f in files])

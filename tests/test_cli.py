@@ -366,3 +366,21 @@ def test_bad_fail_on_in_config_is_a_one_line_error(tmp_path):
     result = run("transfer.py", cwd=tmp_path)
     assert result.returncode == 2
     assert err(result).strip().count("\n") == 0 and "fail-on" in err(result)
+
+
+def test_a_missing_path_among_good_ones_is_reported_and_the_rest_is_linted(project):
+    result = run("nowhere.py", "train.py", cwd=project)
+    assert result.returncode == 2
+    assert "TL501" in out(result)  # train.py was still linted
+    assert "nowhere.py: no such file or directory" in err(result)
+    assert "Traceback" not in err(result)
+
+
+def test_a_fifo_in_a_walked_folder_is_skipped_and_a_named_one_is_an_error(project):
+    fifo = project / "pipe.py"
+    os.mkfifo(fifo)
+    walked = run(".", cwd=project)
+    assert walked.returncode == 1 and "TL501" in out(walked)
+    named = run("pipe.py", "train.py", cwd=project)
+    assert named.returncode == 2
+    assert "pipe.py: not a regular file" in err(named) and "TL501" in out(named)
