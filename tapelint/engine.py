@@ -19,10 +19,13 @@ from tapelint.project import Prelude, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
 from tapelint.text import source_lines
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE)
+# `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
+# code after it (`# noqa:`) is a malformed directive: it suppresses nothing rather than everything.
+_NOQA = re.compile(
+    r"#\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
-    r"#\s*tapelint:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*))?", re.IGNORECASE
-)
+    r"#\s*tapelint:\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?",
+    re.IGNORECASE)
 _KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
 _TF_WORDS = ("tensorflow", "keras", "tf_keras")
 
@@ -68,6 +71,8 @@ def parse_suppressions(source: str) -> Suppressions:
     for line, column, comment in comments:
         file_match = _FILE_NOQA.search(comment)
         if file_match:
+            if file_match.group("colon") and not file_match.group("codes"):
+                continue  # `# tapelint: noqa:` names no code: malformed, ignored
             codes = _codes(file_match.group("codes"))
             if codes is None:
                 file_all = True
@@ -76,6 +81,8 @@ def parse_suppressions(source: str) -> Suppressions:
             continue
         match = _NOQA.search(comment)
         if match:
+            if match.group("colon") and not match.group("codes"):
+                continue  # `# noqa:` names no code: malformed, ignored
             lines[line] = _codes(match.group("codes"))
             directives[line] = (column + match.start(), column + match.end(), match.group(0))
     return Suppressions(file_all, frozenset(file_codes), lines, directives)

@@ -35,3 +35,13 @@ def test_unused_noqa_fix_after_a_form_feed_keeps_the_code():
     config = parse({"extend-select": ["TL900"]}, "test", None)
     outcome = fix_source(source, "x.py", config)
     assert outcome.source == source.replace("x = 1  # noqa: TL001", "x = 1")
+
+
+def test_noqa_with_a_colon_and_no_code_suppresses_nothing_and_a_spaced_colon_names_codes():
+    from tapelint.engine import lint_source
+
+    base = "import tensorflow as tf\nopt = tf.keras.optimizers.Adam(lr=0.01)"
+    assert [d.code for d in lint_source(base + "  # noqa:\n", "x.py", Config())] == ["TL501"]
+    assert lint_source(base + "  # noqa : TL501\n", "x.py", Config()) == []
+    assert [d.code for d in lint_source(base + "  # noqa : TL201\n", "x.py", Config())] == ["TL501"]
+    assert lint_source(base + "  # noqa\n", "x.py", Config()) == []
