@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
+import sys
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -209,14 +211,46 @@ def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
     walk(module, _Dispatch(rules))
 
 
+# Deeply nested code (a 400-term `and`, hundreds of `elif`s) goes deeper than Python's default limit in
+# libcst's recursive passes. Pure-Python frames cost little native stack on 3.11+, so the limit is raised
+# while a file is linted; what is deeper still becomes one TL000 for that file, never a crashed run.
+_RECURSION_LIMIT = 12000
+
+
+@contextlib.contextmanager
+def _deep_recursion():  # type: ignore[no-untyped-def]
+    old = sys.getrecursionlimit()
+    if old < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
-                cell_lines: CellLines | None = None, prelude: Prelude | None = None,
-                prelude_context: Prelude | None = None) -> list[Diagnostic]:
+                cell_lines: CellLines | None = None, prelude: Prelude | None = None) -> list[Diagnostic]:
     """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse. `cell_lines`
     maps the lines of a notebook's composed module to cells, for messages that cite another line.
     `prelude` holds the definitions the module imports from its own project (tapelint.project): they
     are analysed before the module's lines, and findings in them are reported in their own files."""
+    try:
+        with _deep_recursion():
+            return _lint_source(source, path, config, force=force, rules=rules, rule_options=rule_options,
+                                cell_lines=cell_lines, prelude=prelude)
+    except RecursionError:
+        config = config or Config()
+        if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
+            return []
+        return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
+                           "The file is nested too deeply to analyse; the file was not checked", Severity.ERROR)]
+
+
+def _lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
+                rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
+                cell_lines: CellLines | None = None, prelude: Prelude | None = None,
+                prelude_context: Prelude | None = None) -> list[Diagnostic]:
     if prelude is not None and trains(source):
         # Only training code is worth analysing with what it imports; the rest is linted alone.
         if not force and not any(root in source for root in _TF_WORDS):
@@ -329,8 +363,8 @@ def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tup
     source shift up by the prelude's length, lines of the prelude map to the module they came from.
     None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
     combined = prelude.text + source
-    found = lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
-                        prelude_context=prelude)
+    found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
+                         prelude_context=prelude)
     if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
         return None
     own_suppressions = parse_suppressions(source)
