@@ -164,7 +164,23 @@ def summary_line(rule) -> str:  # type: ignore[no-untyped-def]
     return summary(rule)
 
 
+# The two codes the engine itself emits: they have no rule class, but users meet them and ask.
+_BUILT_IN = {
+    registry.SYNTAX_ERROR: (
+        "A file (or notebook cell) that Python cannot parse: a syntax error, a file nested too deeply to "
+        "analyse. The message gives Python's reason and position. The other files are still checked; fix "
+        "the syntax and run again. Suppress with `per-file-ignores` if the file is deliberately invalid "
+        "(a template). Severity: error."),
+    registry.INTERNAL_ERROR: (
+        "A rule crashed on this file: a bug in tapelint, not in your code. The other rules' findings for "
+        "the file still appear. Please report it with the file (or a reduced version). Severity: error."),
+}
+
+
 def explain(key: str) -> str:
+    for (code, name), text in _BUILT_IN.items():
+        if key.upper() == code or key.lower() == name:
+            return f"# {code} {name}\n\n{text}\n"
     rule = registry.rule_by_key(key)
     if rule is None:
         raise InputError(f"unknown rule {key!r} (see `tapelint rules`)")

@@ -384,3 +384,10 @@ def test_a_fifo_in_a_walked_folder_is_skipped_and_a_named_one_is_an_error(projec
     named = run("pipe.py", "train.py", cwd=project)
     assert named.returncode == 2
     assert "pipe.py: not a regular file" in err(named) and "TL501" in out(named)
+
+
+def test_the_built_in_codes_are_explained_too(tmp_path):
+    for key in ("TL000", "syntax-error", "TL999"):
+        result = run("rule", key, cwd=tmp_path)
+        assert result.returncode == 0 and "unknown rule" not in err(result)
+        assert out(result).startswith(("# TL000 syntax-error", "# TL999 internal-error"))
