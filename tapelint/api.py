@@ -67,6 +67,10 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         config = dataclasses.replace(config, force_exclude=True)
     if fail_on is not None:
         config = dataclasses.replace(config, fail_on=fail_on)
+    if unsafe_fixes and not (fix or diff):
+        raise InputError("--unsafe-fixes only applies with --fix or --diff")
+    if diff and output_format != "text":
+        raise InputError(f"--diff prints a unified diff; it cannot be combined with --format {output_format}")
     if fix or diff:
         if probe_script is not None:
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")

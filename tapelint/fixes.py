@@ -106,11 +106,13 @@ def write_atomic(path: Path, text: str) -> None:
     """Replace a file's content in one rename, keeping its permissions; never a half-written file."""
     if path.is_symlink():
         path = path.resolve()  # replace the file the link points to, not the link
-    mode = None
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError:
-        pass
+        # A new file gets the mode any program would give it: 0666 less the umask (mkstemp's is 0600).
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     folder = path.parent
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tapelint-tmp", dir=folder)
     try:
@@ -118,8 +120,7 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         try:

@@ -391,3 +391,16 @@ def test_the_built_in_codes_are_explained_too(tmp_path):
         result = run("rule", key, cwd=tmp_path)
         assert result.returncode == 0 and "unknown rule" not in err(result)
         assert out(result).startswith(("# TL000 syntax-error", "# TL999 internal-error"))
+
+
+def test_report_file_gets_the_usual_mode_and_odd_option_combinations_are_refused(project):
+    old = os.umask(0o022)
+    try:
+        run("--exit-zero", "-o", "report.txt", "train.py", cwd=project)
+    finally:
+        os.umask(old)
+    assert (project / "report.txt").stat().st_mode & 0o777 == 0o644
+    unsafe = run("--unsafe-fixes", "train.py", cwd=project)
+    assert unsafe.returncode == 2 and "--unsafe-fixes only applies with --fix or --diff" in err(unsafe)
+    diff_json = run("--diff", "--format", "json", "train.py", cwd=project)
+    assert diff_json.returncode == 2 and "cannot be combined with --format json" in err(diff_json)
