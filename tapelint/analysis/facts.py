@@ -317,6 +317,10 @@ class _Collector(cst.CSTVisitor):
         for p in node.params.params:
             self.skip_names.add(id(p.name))
 
+    # ----- expression statements: `f(x)` whose value nobody keeps
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.f.statement_values.add(id(node.value))
+
     # ----- `a and b`: [order, end order, last order of the left operand]
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.And):
@@ -349,6 +353,9 @@ class _Collector(cst.CSTVisitor):
 
     # Comprehension targets live in the comprehension's own scope (Python 3).
     def _open_comprehension(self, node: cst.CSTNode) -> None:
+        element = getattr(node, "elt", None)
+        if element is not None:
+            self.f.comprehension_of_element[id(element)] = node
         span = [self.order, 1 << 60]
         self.comprehensions.append(span)
         self.f.comprehension_spans[id(node)] = span
@@ -553,6 +560,8 @@ class Facts:
         self.stores: list[Store] = []
         self.comprehension_spans: dict[int, list[int]] = {}
         self.boolean_ands: list[list[int]] = []
+        self.statement_values: set[int] = set()  # ids of expressions evaluated as statements
+        self.comprehension_of_element: dict[int, cst.CSTNode] = {}  # id(elt) -> its comprehension
         # Module-level functions by name, in document order: a notebook may define `train_step` twice.
         self.definitions: dict[str, list[Scope]] = {}
         self.name_uses: list[NameUse] = []

@@ -83,3 +83,24 @@ def dropped_weight_gradients(facts: Facts) -> list[CallSite]:
         return found
 
     return facts.cached("dropped_weight_gradients", compute)  # type: ignore[no-any-return]
+
+
+def value_kept(facts: Facts, site: CallSite, element: int | None = None) -> bool | None:
+    """Is the call's value kept and read (`element`: only that element of a returned tuple counts)?
+    False when it is thrown away (a bare statement, or bound to names nobody reads, also as the element
+    of a comprehension that is); None when it goes somewhere we cannot follow (an argument, a
+    container, a return to unseen callers)."""
+    node: cst.CSTNode = site.node
+    for _ in range(8):
+        if id(node) in facts.statement_values:
+            return False
+        holders = [b for b in facts.bindings_of_value(node) if element is None or b.index in (None, element)]
+        if holders:
+            return any(binding_read(facts, b) for b in holders)
+        if facts.bindings_of_value(node):
+            return False  # unpacked, and the element asked about is bound to nothing
+        outer = facts.comprehension_of_element.get(id(node))
+        if outer is None:
+            return None
+        node, element = outer, None  # `[clip(g) for g in grads]`: what becomes of the list
+    return None
