@@ -223,3 +223,24 @@ def test_rules_keep_no_private_tracers():
             if pattern.search(line):
                 offenders.append(f"{path.name}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_value_kept_for_statements_unpacking_and_comprehensions():
+    from tapelint.analysis.reads import value_kept
+
+    facts = _facts("""
+        import tensorflow as tf
+        tf.clip_by_global_norm(grads, 1.0)
+        clipped, norm = tf.clip_by_global_norm(grads, 1.0)
+        print(norm)
+        kept = [tf.clip_by_norm(g, 1.0) for g in grads]
+        print(kept)
+        dropped = [tf.clip_by_norm(g, 1.0) for g in grads]
+        opt.apply_gradients(zip([tf.clip_by_value(g, -1, 1) for g in grads], variables))
+    """)
+    bare, unpacked, kept, dropped, passed = [s for s in facts.calls if s.func and s.func.startswith("tf.clip")]
+    assert value_kept(facts, bare, 0) is False
+    assert value_kept(facts, unpacked, 0) is False and value_kept(facts, unpacked, 1) is True
+    assert value_kept(facts, kept) is True
+    assert value_kept(facts, dropped) is False
+    assert value_kept(facts, passed) is None  # handed to a call: used, as far as we can tell
