@@ -61,6 +61,10 @@ class SoftmaxOutputWithFromLogits(Rule):
     name = "softmax-output-with-from-logits"
     message = "`{loss}` {expects} but receives {what} from {source}: the activation is applied twice"
     severity = Severity.ERROR
+    also_severity = {Severity.WARNING: (
+        "when the probabilities come from a Keras softmax or sigmoid layer, whose logits Keras "
+        "recovers (TF >= 2.4) with only a warning"
+    )}
     fixable = True
     triggers = ("from_logits", "_with_logits", ("losses", "softmax_cross_entropy"), ("losses", "sigmoid_cross_entropy"))
     probe = "Confirmed when the predictions given to the loss are in [0, 1] with rows summing to 1 (TL811)."

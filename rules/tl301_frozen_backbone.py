@@ -83,6 +83,10 @@ class FrozenBackbone(Rule):
     name = "frozen-backbone"
     message = "`{holder}` ({what}) is frozen (`trainable = False`): its weights get no gradient{detail}"
     severity = Severity.INFO
+    also_severity = {Severity.WARNING: (
+        "when nothing trainable is left, when BatchNorm would run in training mode once the model "
+        "is unfrozen, or when `trainable` changes after the optimizer ran"
+    )}
     triggers = (("trainable", "GradientTape"),)
     probe = "Reports how many variables receive gradients and which frozen ones were asked for (TL801)."
 

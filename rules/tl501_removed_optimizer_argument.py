@@ -83,6 +83,9 @@ class RemovedOptimizerArgument(Rule):
     name = "removed-optimizer-argument"
     message = "`{arg}=` on `{cls}` {effect}"
     severity = Severity.ERROR
+    also_severity = {Severity.WARNING: (
+        "for `decay=`, which Keras 3 warns about and ignores instead of rejecting"
+    )}
     fixable = True
     triggers = (("lr", "optimizers"), ("decay", "optimizers"))
     probe = "Confirmed when the script stops with the ValueError on this line, or shows the learning rate the optimizer really runs with."

@@ -188,7 +188,9 @@ def explain(key: str) -> str:
     rule = registry.rule_by_key(key)
     if rule is None:
         raise InputError(f"unknown rule {key!r} (see `tapelint rules`)")
-    header = (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity.value}. Confidence: {rule.confidence.value}. "
+    from tapelint.docs import severity_text
+
+    header = (f"# {rule.code} {rule.name}\n\nSeverity: {severity_text(rule)}. Confidence: {rule.confidence.value}. "
               f"{'On' if rule.default_enabled else 'Off'} by default. "
               f"Fix: {'available' if rule.fixable else 'none'}.\n\n")
     return header + rule.docs()

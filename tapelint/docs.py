@@ -111,7 +111,8 @@ def rules_table(rules: tuple[type[Rule], ...], link_prefix: str = "docs/rules.md
     lines = ["| Code | Name | Severity | Default | Fix | What it finds |", "|---|---|---|---|---|---|"]
     for rule in rules:
         lines.append(
-            f"| [{rule.code}]({link_prefix}#{anchor(rule)}) | `{rule.name}` | {rule.severity.value} | "
+            f"| [{rule.code}]({link_prefix}#{anchor(rule)}) | `{rule.name}` | "
+            f"{' / '.join([rule.severity.value, *(s.value for s in rule.also_severity)])} | "
             f"{'on' if rule.default_enabled else 'off'} | {'yes' if rule.fixable else ''} | "
             f"{_cell(summary(rule))}{' (probe only)' if rule.runtime_only else ''} |"
         )
@@ -132,9 +133,15 @@ def _code_block(code: str) -> str:
     return "```python\n" + code.rstrip("\n") + "\n```"
 
 
+def severity_text(rule: type[Rule]) -> str:
+    """`error`, or `error (warning when ...)` for a rule whose findings do not all weigh the same."""
+    extra = "; ".join(f"{severity.value} {when}" for severity, when in rule.also_severity.items())
+    return f"{rule.severity.value} ({extra})" if extra else rule.severity.value
+
+
 def rule_section(rule: type[Rule]) -> str:
     facts = [
-        f"- Severity: {rule.severity.value}",
+        f"- Severity: {severity_text(rule)}",
         f"- Confidence: {rule.confidence.value}",
         f"- Default: {'on' if rule.default_enabled else 'off (enable with `--extend-select ' + rule.code + '`)'}",
         f"- Fixable: {'yes (see Fix safety)' if rule.fixable else 'no'}",

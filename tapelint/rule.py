@@ -105,6 +105,8 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str] = ""
     message: ClassVar[str] = ""
     severity: ClassVar[Severity] = Severity.WARNING
+    # Other severities some findings of the rule carry, and when (documented next to `severity`).
+    also_severity: ClassVar[Mapping[Severity, str]] = {}
     confidence: ClassVar[Confidence] = Confidence.HIGH
     default_enabled: ClassVar[bool] = True
     # The rule runs on a file only when one of these occurs in its text (a cheap test before any

@@ -139,3 +139,20 @@ def test_runtime_only_rules_may_skip_the_code_examples():
         runtime_only = True
 
     assert docs.problems(Measured) == []
+
+
+def test_documented_severities_are_the_ones_findings_carry():
+    """A rule's docs say `error`, or `error (warning when ...)`: its examples' findings carry exactly
+    those severities, no other, and every documented extra severity really occurs."""
+    from tests.rule_harness import findings
+
+    for rule in all_rules():
+        if rule.runtime_only:
+            continue
+        seen = set()
+        for example in rule.INVALID:
+            seen |= {d.severity for d in findings(rule, example.code, example.config)}
+        allowed = {rule.severity, *rule.also_severity}
+        assert seen <= allowed, f"{rule.code} emits {sorted(s.value for s in seen - allowed)} but documents {allowed}"
+        missing = set(rule.also_severity) - seen
+        assert not missing, f"{rule.code} documents {sorted(s.value for s in missing)} that no example shows"
