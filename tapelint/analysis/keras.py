@@ -44,28 +44,26 @@ def learning_rate(facts: Facts, call: CallSite) -> LearningRate:
         expr = arg_value(call.node, None, "lr")
     if expr is None:
         return LearningRate(None, None)
-    return _lr_value(facts, expr, call.scope, call.order, 0)
+    return _lr_value(facts, expr, call.scope, call.order)
 
 
-def _lr_value(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int, depth: int) -> LearningRate:
-    if depth > 6:
-        return LearningRate(None, expr)
+def _lr_value(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> LearningRate:
+    """A number, or the initial rate of the schedule the expression holds (by the value model)."""
     value = number(facts, expr, scope, order)
     if value is not None:
         return LearningRate(value, expr)
-    if isinstance(expr, cst.Call):
-        qualified = facts.resolve(expr.func)
-        if qualified and qualified.startswith(SCHEDULE_PREFIX):
-            initial = arg_value(expr, 0, "initial_learning_rate")
-            if initial is None:
-                return LearningRate(None, expr, qualified.rsplit(".", 1)[-1])
-            inner = _lr_value(facts, initial, scope, order, depth + 1)
-            return LearningRate(inner.value, initial, qualified.rsplit(".", 1)[-1])
-    if isinstance(expr, cst.Name):
-        binding = facts.binding_before(expr.value, scope, order)
-        if binding is not None and binding.value is not None and binding.index is None:
-            return _lr_value(facts, binding.value, binding.scope, binding.order, depth + 1)
-    return LearningRate(None, expr)
+    found = values_of(facts, expr, scope, order)
+    if len(found) != 1:
+        return LearningRate(None, expr)
+    (held,) = found
+    if held.kind is not Kind.SCHEDULE or not isinstance(held.node, cst.Call) or held.cls is None:
+        return LearningRate(None, expr)
+    name = held.cls.rsplit(".", 1)[-1]
+    initial = arg_value(held.node, 0, "initial_learning_rate")
+    site = facts.call_site(held.node)
+    if initial is None or site is None:
+        return LearningRate(None, held.node, name)
+    return LearningRate(number(facts, initial, site.scope, site.order), initial, name)
 
 
 # ----------------------------------------------------------------------------- losses

@@ -85,33 +85,32 @@ def _library_optimizer(value: Value) -> bool:
 
 
 def _stepped(facts: Facts, site: CallSite) -> frozenset[Value]:
-    resolver = values(facts)
+    """The variables an apply call steps (`zip(grads, vs)`, `[(g, v), ...]`, `apply(grads, vs)`, `var_list=`)."""
     if site.method == "minimize":
-        return resolver.of(arg_value(site.node, 1, "var_list"), site.scope, site.order)
+        return values(facts).of(arg_value(site.node, 1, "var_list"), site.scope, site.order)
     if site.method == "apply":  # Keras 3: apply(grads, trainable_variables)
-        return resolver.of(arg_value(site.node, 1, "trainable_variables"), site.scope, site.order)
-    pairs = resolver.of(arg_value(site.node, 0, "grads_and_vars"), site.scope, site.order)
-    out: set[Value] = set()
-    for pair in resolver.elements(pairs):
-        if pair.kind is not Kind.CONTAINER or len(pair.items) != 2:
-            return UNKNOWN
-        out |= pair.items[1]
-    return frozenset(out) or UNKNOWN
+        return values(facts).of(arg_value(site.node, 1, "trainable_variables"), site.scope, site.order)
+    return _pair_side(facts, site, 1)
 
 
 def _applied(facts: Facts, site: CallSite) -> frozenset[Value]:
-    """The gradients an apply call applies (`zip(grads, vs)`, `[(g, v), ...]`, `apply(grads, vs)`)."""
-    resolver = values(facts)
+    """The gradients an apply call applies."""
     if site.method == "minimize":
         return frozenset()
     if site.method == "apply":
-        return resolver.of(arg_value(site.node, 0, "grads"), site.scope, site.order)
+        return values(facts).of(arg_value(site.node, 0, "grads"), site.scope, site.order)
+    return _pair_side(facts, site, 0)
+
+
+def _pair_side(facts: Facts, site: CallSite, side: int) -> frozenset[Value]:
+    """One side (0: gradients, 1: variables) of the pairs given to `apply_gradients`."""
+    resolver = values(facts)
     pairs = resolver.of(arg_value(site.node, 0, "grads_and_vars"), site.scope, site.order)
     out: set[Value] = set()
     for pair in resolver.elements(pairs):
         if pair.kind is not Kind.CONTAINER or len(pair.items) != 2:
             return UNKNOWN
-        out |= pair.items[0]
+        out |= pair.items[side]
     return frozenset(out) or UNKNOWN
 
 

@@ -16,7 +16,8 @@ import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import ModelInfo, Output, OutputInfo, layer_class, layer_constructions, model_reader
-from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values, values_of
+from tapelint.analysis.training import weight_owners
+from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
 
 # Layers whose last output axis has as many entries as their first argument.
 UNIT_LAYERS: dict[str, tuple[int, str]] = {
@@ -341,19 +342,7 @@ def gradient_owners(facts: Facts, site: CallSite) -> Owners:
     """The models and layers whose weights a `tape.gradient(target, sources)` call differentiates for:
     the owners of `model.trainable_variables`-like values among the sources (to any container depth)."""
     found = _source_values(facts, arg_value(site.node, 1, "sources"), site.scope, site.order)
-    models: set[Value] = set()
-    unknown = False
-    for value in flatten(found):
-        if value.kind is Kind.VARIABLE and value.owner:
-            value = next(iter(value.owner))
-        if value.kind is Kind.WEIGHTS:
-            for owner in flatten(value.owner):
-                if owner.kind in (Kind.MODEL, Kind.LAYER):
-                    models.add(owner)
-                elif owner.kind is not Kind.CONTAINER:
-                    unknown = True
-        elif value.kind is Kind.UNKNOWN:
-            unknown = True
+    models, unknown = weight_owners(found)
     return Owners(frozenset(models), unknown)
 
 

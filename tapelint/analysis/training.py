@@ -26,7 +26,9 @@ class Trained:
     unknown: bool  # some training gradient is taken for sources we cannot read
 
 
-def _owners(found: frozenset[Value]) -> tuple[set[Value], bool]:
+def weight_owners(found: frozenset[Value]) -> tuple[set[Value], bool]:
+    """The models and layers whose weights are among `found` (to any container depth), and whether some
+    of it cannot be read."""
     owners: set[Value] = set()
     unknown = False
     for value in flatten(found):
@@ -50,11 +52,11 @@ def trained(facts: Facts) -> Trained:
         unknown = False
         for site in facts.gradient_calls():
             found = resolver.of(arg_value(site.node, 1, "sources"), site.scope, site.order)
-            owners, lost = _owners(found)
+            owners, lost = weight_owners(found)
             models |= owners
             unknown = unknown or lost and not _only_inputs(found)
         for apply in apply_sites(facts):
-            owners, lost = _owners(apply.variables)
+            owners, lost = weight_owners(apply.variables)
             models |= owners
             unknown = unknown or lost
         return Trained(frozenset(models), unknown)
