@@ -50,7 +50,8 @@ class OptimizerLeftUnused(Rule):
 
     ## References
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
-    - https://stackoverflow.com/questions/61364202 (a second optimizer created, the first one applied to both networks)
+    - https://github.com/eriklindernoren/Keras-GAN/issues/128 (one optimizer used for both the generator and the
+      discriminator, where each network should have its own)
     """
 
     code = "TL002"
