@@ -78,7 +78,8 @@ def load_labels() -> tuple[list[str], list[Label]]:
             rel = f"{slug}/{entry['path']}"
             if not (FILES / rel).is_file():
                 raise SystemExit(f"{toml_path.name}: {entry['path']} is not in files/{slug}/")
-            files.append(rel)
+            if rel not in files:  # a file may be labelled in several tomls (one per wave of rules)
+                files.append(rel)
             for item in entry.get("expected", []):
                 labels.append(Label(rel, item["code"], int(item["line"]), item.get("cell"), item.get("why", "")))
     return files, labels
