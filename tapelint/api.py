@@ -34,7 +34,7 @@ def lint(paths: list[str], config: Config, jobs: int | None = None, stdin_filena
     result = lint_paths([Path(p) for p in files], config, jobs) if files else LintResult()
     if "-" in paths:
         name = stdin_filename or "<stdin>"
-        text = decode(sys.stdin.buffer.read(), name)
+        text = decode(sys.stdin.buffer.read(), name, python=not name.endswith(".ipynb"))
         if name.endswith(".ipynb"):
             from tapelint.notebooks import lint_notebook_text
 

@@ -84,16 +84,37 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def decode(data: bytes, name: str) -> str:
-    """Bytes to text as Python would read them (UTF-8, BOM allowed), or a one-line InputError."""
+def source_encoding(data: bytes, name: str = "<source>") -> str:
+    """The encoding CPython would read these bytes with: a UTF-8 BOM, else a PEP 263 coding cookie on
+    line 1 or 2, else UTF-8. An unknown or contradictory cookie is a one-line InputError, as it is a
+    SyntaxError for Python."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if str(error).startswith("invalid or missing encoding declaration"):
+            return "utf-8"  # no cookie, and line 1 or 2 is not UTF-8: `decode` says where
+        problem = ("its coding cookie names another encoding than its UTF-8 BOM"
+                   if data.startswith(b"\xef\xbb\xbf") else str(error))
+        raise InputError(f"{name}: {problem}; Python cannot read this file either") from None
+    return "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+
+
+def decode(data: bytes, name: str, *, python: bool = True) -> str:
+    """Bytes to text as Python would read them (UTF-8, BOM allowed, or the encoding a PEP 263 cookie
+    names), or a one-line InputError. `python=False` (notebook JSON) is always UTF-8."""
+    encoding = source_encoding(data, name) if python else "utf-8"
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        return data.decode("utf-8")
+        return data.decode(encoding)
     except UnicodeDecodeError as error:
+        what = "UTF-8" if encoding == "utf-8" else f"{encoding}, the encoding its coding cookie declares,"
         raise InputError(
-            f"{name}: not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "tapelint reads Python files as UTF-8"
+            f"{name}: not valid {what} (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "tapelint reads Python files as Python does: UTF-8 unless a PEP 263 coding cookie says otherwise"
         ) from None
 
 

@@ -15,7 +15,7 @@ from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, TextEdit
 from tapelint.engine import lint_source
 from tapelint.errors import InputError, TapelintError
-from tapelint.files import NOTEBOOK_SUFFIX, decode
+from tapelint.files import NOTEBOOK_SUFFIX, decode, source_encoding
 from tapelint.text import line_starts, source_lines
 
 MAX_PASSES = 10
@@ -102,8 +102,10 @@ def edits_overlap(edits: list[TextEdit]) -> bool:
     return any(spans[i][1] > spans[i + 1][0] for i in range(len(spans) - 1))
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace a file's content in one rename, keeping its permissions; never a half-written file."""
+def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """Replace a file's content in one rename, keeping its permissions; never a half-written file.
+    The text is encoded before anything is created, so a text the encoding cannot hold writes nothing."""
+    data = text.encode(encoding)
     if path.is_symlink():
         path = path.resolve()  # replace the file the link points to, not the link
     try:
@@ -116,8 +118,8 @@ def write_atomic(path: Path, text: str) -> None:
     folder = path.parent
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tapelint-tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, mode)
@@ -196,12 +198,15 @@ def fix_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> F
     return FileFix(name, text, result.source, result.applied, result.remaining)
 
 
-def _read(path: Path) -> tuple[str, bool]:
+def _read(path: Path) -> tuple[str, bool, str]:
+    """The text, whether it had a UTF-8 BOM, and the encoding to write it back in (a PEP 263 cookie's)."""
     try:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    return decode(data, str(path)), data.startswith(b"\xef\xbb\xbf")
+    bom = data.startswith(b"\xef\xbb\xbf")
+    encoding = "utf-8" if bom or path.suffix == NOTEBOOK_SUFFIX else source_encoding(data, str(path))
+    return decode(data, str(path)), bom, encoding
 
 
 def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
@@ -216,7 +221,7 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
     for name in fixable_paths:
         path = Path(name)
         try:
-            text, bom = _read(path)
+            text, bom, encoding = _read(path)
             outcome = fix_text(text, name, config, unsafe=unsafe)
         except TapelintError as error:
             run.errors.append(str(error))
@@ -225,7 +230,12 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
         outcome.bom = bom
         if write and outcome.changed:
             try:
-                write_atomic(path, ("\ufeff" if bom else "") + outcome.after)
+                write_atomic(path, ("\ufeff" if bom else "") + outcome.after, encoding)
+            except UnicodeEncodeError:
+                run.errors.append(f"{name}: the fixed text cannot be written in the file's encoding ({encoding}); "
+                                  "left unchanged")
+                run.diagnostics.extend(d for d in diagnostics if d.path == name)
+                continue
             except OSError as error:
                 run.errors.append(f"{name}: cannot write the fixed file ({error.strerror or error})")
                 run.diagnostics.extend(d for d in diagnostics if d.path == name)
@@ -259,7 +269,10 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
     stdin: tuple[str, str] | None = None
     if "-" in paths:
         name = stdin_filename or "<stdin>"
-        stdin = (decode(sys.stdin.buffer.read(), name), name)
+        data = sys.stdin.buffer.read()
+        notebook = name.endswith(NOTEBOOK_SUFFIX)
+        stdin_encoding = "utf-8" if notebook or data.startswith(b"\xef\xbb\xbf") else source_encoding(data, name)
+        stdin = (decode(data, name, python=not notebook), name)
     result = lint([p for p in paths if p != "-"], config, jobs, stdin_filename)
     run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
     errors = sorted({*result.errors, *run.errors})
@@ -277,7 +290,8 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
         return 1 if changed and not exit_zero else 0
     stream = sys.stdout
     if run.stdin is not None:
-        sys.stdout.write(run.stdin.after)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(run.stdin.after.encode(stdin_encoding, "replace"))
         sys.stdout.flush()
         stream = sys.stderr
     report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet)

@@ -333,7 +333,7 @@ def read_notebook(path: Path) -> str:
         raise InputError(f"{path}: is a directory") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    return decode(data, str(path))
+    return decode(data, str(path), python=False)
 
 
 def lint_notebook(path: Path, config: Config, *, force: bool = True) -> list[Diagnostic]:

@@ -16,6 +16,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint.errors import TapelintError
+from tapelint.files import read_text
 from tapelint.text import source_lines
 
 # Bounds that keep a prelude cheap on large packages: a module bigger than this is not inlined, and a
@@ -171,8 +173,8 @@ def _absolute(module: str | None, level: int, own: str, is_package: bool) -> str
 
 def _summarise(path: Path, root: Path) -> ModuleSummary | None:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path)
+    except TapelintError:
         return None
     lines = source_lines(text)
     if len(lines) > MAX_MODULE_LINES:
