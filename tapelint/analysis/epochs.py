@@ -1,0 +1,278 @@
+"""Which loops run training steps (batch loops), which loops run whole passes of them (epoch loops), and
+where stateful Keras metrics are created, updated, read and reset relative to those loops.
+
+A point of the program "runs within" a loop when the loop encloses it in the same function, or encloses
+a call of its function (through up to a few levels of calls, a `tf.function(f)` wrapper, or a function
+handed to a call such as `strategy.run(f, ...)`). A training step is a `GradientTape` block, an apply
+call (`apply_gradients`, `minimize`) or `train_on_batch`. A batch loop is a loop a step runs within; an
+epoch loop is a loop another batch loop runs within. Nothing is judged by a name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tapelint.analysis.blocks import Span, blocks
+from tapelint.analysis.facts import CallSite, Facts, Scope
+from tapelint.analysis.names import dotted
+from tapelint.analysis.steps import STEP_APPLY_METHODS
+from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
+
+UPDATE_METHODS = frozenset({"update_state"})
+READ_METHODS = frozenset({"result"})
+# `reset_states` is the tf_keras spelling (removed in Keras 3: TL502's business); either resets.
+RESET_METHODS = frozenset({"reset_state", "reset_states"})
+# A model's `reset_metrics()` resets every metric the model tracks.
+MODEL_RESETS = frozenset({"reset_metrics"})
+STEP_METHODS = STEP_APPLY_METHODS | {"train_on_batch"}
+_CALL_LEVELS = 4
+
+
+@dataclass(eq=False)
+class Loops:
+    """The loops of one module, placed relative to the training steps."""
+
+    facts: Facts
+    # id(scope) -> [(loop, scope the loop is in)]: the loops around the calls of that function.
+    _outer: dict[int, list[tuple[Span, Scope]]] = field(default_factory=dict)
+    _callers: dict[int, list[CallSite]] | None = None
+
+    # ------------------------------------------------------------------ who calls a function
+    def callers(self, scope: Scope) -> list[CallSite]:
+        """Calls that run `scope`: direct calls, calls through a `tf.function(f)` wrapper bound to
+        another name, calls that receive the function itself (`strategy.run(f, args=...)`), and
+        `obj.method(...)` where the value model says `obj` is an instance of the method's class."""
+        if self._callers is None:
+            self._callers = self._index_callers()
+        return self._callers.get(id(scope), [])
+
+    def _index_callers(self) -> dict[int, list[CallSite]]:
+        facts = self.facts
+        found: dict[int, list[CallSite]] = {}
+
+        def add(scope: Scope, site: CallSite) -> None:
+            sites = found.setdefault(id(scope), [])
+            if all(s is not site for s in sites):
+                sites.append(site)
+
+        for scope in facts.scopes:
+            if scope.is_module:
+                continue
+            for site in facts.call_sites_of_scope(scope):
+                add(scope, site)
+        # A function handed over by name: `strategy.run(step, ...)`, `tf.function(step)`.
+        for site in facts.calls:
+            for arg in site.node.args:
+                if not isinstance(arg.value, cst.Name):
+                    continue
+                function = facts.function_at(arg.value.value, site.order)
+                if function is None or facts.is_param(arg.value.value, site.scope):
+                    continue
+                add(function, site)
+                if site.qualified in ("tensorflow.function", "tensorflow.compat.v1.function"):
+                    for binding in facts.bindings_of_value(site.node):
+                        if binding.index is None and binding.target != arg.value.value:
+                            for call in facts.calls_to(binding.target):
+                                add(function, call)
+        # `trainer.fit_epoch()` from outside the class.
+        methods: dict[str, list[Scope]] = {}
+        for info in facts.classes.values():
+            for name, method in info.methods.items():
+                methods.setdefault(name, []).append(method)
+        resolver = values(facts)
+        for site in facts.calls:
+            method = site.method
+            if method is None or method not in methods or (site.receiver or "").startswith("self"):
+                continue
+            receiver = resolver.of(site.node.func.value, site.scope, site.order)  # type: ignore[union-attr]
+            classes = {v.cls for v in receiver if v.kind in (Kind.INSTANCE, Kind.MODEL, Kind.LAYER)}
+            for scope in methods[method]:
+                if scope.class_name in classes:
+                    add(scope, site)
+        return found
+
+    # ------------------------------------------------------------------ where a point runs
+    def outer_loops(self, scope: Scope) -> list[tuple[Span, Scope]]:
+        """The loops (with the function each is in) around the calls that run `scope`, transitively."""
+        return self._outer_loops(scope, _CALL_LEVELS, set())
+
+    def _outer_loops(self, scope: Scope, levels: int, active: set[int]) -> list[tuple[Span, Scope]]:
+        cached = self._outer.get(id(scope))
+        if cached is not None:
+            return cached
+        if scope.is_module or levels <= 0 or id(scope) in active:
+            return []
+        active.add(id(scope))
+        spans = blocks(self.facts)
+        out: list[tuple[Span, Scope]] = []
+        for site in self.callers(scope):
+            for loop in spans.loops_enclosing(site.order):
+                if all(loop is not known for known, _ in out):
+                    out.append((loop, site.scope))
+            for loop, where in self._outer_loops(site.scope, levels - 1, active):
+                if all(loop is not known for known, _ in out):
+                    out.append((loop, where))
+        active.discard(id(scope))
+        if levels == _CALL_LEVELS:
+            self._outer[id(scope)] = out
+        return out
+
+    def loops_around(self, scope: Scope, order: int) -> list[Span]:
+        """Every loop the point (`scope`, `order`) runs within."""
+        inner = blocks(self.facts).loops_enclosing(order)
+        return inner + [loop for loop, _ in self.outer_loops(scope) if all(loop is not i for i in inner)]
+
+    def runs_within(self, scope: Scope, order: int, loop: Span) -> bool:
+        return any(loop is found for found in self.loops_around(scope, order))
+
+    # ------------------------------------------------------------------ steps, batches, epochs
+    def step_points(self) -> list[tuple[Scope, int]]:
+        """Where training steps run: tape blocks, apply calls and `train_on_batch` calls."""
+
+        def compute() -> list[tuple[Scope, int]]:
+            points = [(t.scope, t.order) for t in self.facts.tapes]
+            points += [(c.scope, c.order) for c in self.facts.calls if c.method in STEP_METHODS and c.receiver]
+            return points
+
+        return self.facts.cached("epochs.step_points", compute)  # type: ignore[no-any-return]
+
+    def batch_loops(self) -> list[tuple[Span, Scope]]:
+        """Loops a training step runs within, with the function each is in."""
+
+        def compute() -> list[tuple[Span, Scope]]:
+            spans = blocks(self.facts)
+            found: list[tuple[Span, Scope]] = []
+            for scope, order in self.step_points():
+                pairs = [(loop, scope) for loop in spans.loops_enclosing(order)] + self.outer_loops(scope)
+                for loop, where in pairs:
+                    if all(loop is not known for known, _ in found):
+                        found.append((loop, where))
+            return found
+
+        return self.facts.cached("epochs.batch_loops", compute)  # type: ignore[no-any-return]
+
+    def epoch_loops(self) -> list[Span]:
+        """Loops that run another loop that runs training steps: one pass of the body is an epoch
+        (or a larger unit, such as one run of a hyper-parameter sweep)."""
+
+        def compute() -> list[Span]:
+            found: list[Span] = []
+            batches = self.batch_loops()
+            for outer, _ in batches:
+                for inner, where in batches:
+                    if inner is outer:
+                        continue
+                    if self.runs_within(where, inner.order, outer) and all(outer is not f for f in found):
+                        found.append(outer)
+                        break
+            return found
+
+        return self.facts.cached("epochs.epoch_loops", compute)  # type: ignore[no-any-return]
+
+
+def loops(facts: Facts) -> Loops:
+    """The module's loop placement (one per `Facts`)."""
+    return facts.cached("epochs.loops", lambda: Loops(facts))  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- metrics
+@dataclass(eq=False)
+class MetricUse:
+    site: CallSite
+    what: str  # "update" | "read" | "reset"
+    metrics: frozenset[Value]  # the metric objects it may act on (created in this module)
+    unknown: bool  # the receiver may be something the value model cannot read
+
+
+def _created_metric(value: Value) -> bool:
+    return value.kind is Kind.METRIC and isinstance(value.node, cst.Call)
+
+
+def metric_uses(facts: Facts) -> list[MetricUse]:
+    """Updates (`m.update_state(...)`, `m(y, p)`), reads (`m.result()`) and resets (`m.reset_state()`,
+    `m.reset_states()`, `model.reset_metrics()`) of metric objects, in document order."""
+
+    def compute() -> list[MetricUse]:
+        resolver = values(facts)
+        # Names that may hold a metric: called directly (`train_loss(loss)`) only these are resolved.
+        metric_names = {c.receiver for c in facts.calls if c.method in READ_METHODS | UPDATE_METHODS and c.receiver}
+        for binding in facts.bindings:
+            if isinstance(binding.value, cst.Call) and (facts.resolve(binding.value.func) or "").startswith(
+                    "keras.metrics."):
+                metric_names.add(binding.target)
+        found: list[MetricUse] = []
+        for site in facts.calls:
+            func = site.node.func
+            method = site.method
+            if method in MODEL_RESETS:
+                found.append(MetricUse(site, "reset", frozenset(), True))
+                continue
+            if method in UPDATE_METHODS | READ_METHODS | RESET_METHODS:
+                what = "update" if method in UPDATE_METHODS else "read" if method in READ_METHODS else "reset"
+                receiver = resolver.of(func.value, site.scope, site.order)  # type: ignore[union-attr]
+            elif site.qualified is None and dotted(func) in metric_names:
+                what = "update"
+                receiver = resolver.of(func, site.scope, site.order)
+                if not any(_created_metric(v) for v in receiver):
+                    continue
+            else:
+                continue
+            metrics = frozenset(v for v in flatten(receiver) if _created_metric(v))
+            unknown = is_unknown(receiver) or any(v.kind is Kind.METRIC and not _created_metric(v) for v in receiver)
+            if metrics or (what == "reset" and unknown):
+                found.append(MetricUse(site, what, metrics, unknown))
+        return found
+
+    return facts.cached("epochs.metric_uses", compute)  # type: ignore[no-any-return]
+
+
+@dataclass(eq=False)
+class NeverReset:
+    metric: Value
+    loop: Span
+    update: CallSite
+    read: CallSite
+
+
+def metrics_never_reset(facts: Facts) -> list[NeverReset]:
+    """Metrics created outside an epoch loop, updated and read (`result()`) within it, and never reset
+    within it: each epoch's `result()` is the running value since the first epoch. A reset whose
+    receiver cannot be read counts as a reset (silence when in doubt)."""
+
+    def compute() -> list[NeverReset]:
+        placement = loops(facts)
+        epochs = placement.epoch_loops()
+        if not epochs:
+            return []
+        uses = metric_uses(facts)
+        keyed: dict[int, Value] = {}
+        for use in uses:
+            for metric in use.metrics:
+                keyed.setdefault(metric.key, metric)
+        found: list[NeverReset] = []
+        for metric in keyed.values():
+            creation = facts.call_site(metric.node)  # type: ignore[arg-type]
+            mine = [u for u in uses if metric in u.metrics]
+            resets = [u for u in uses if u.what == "reset" and (metric in u.metrics or u.unknown)]
+            best: NeverReset | None = None
+            for loop in epochs:
+                if creation is not None and placement.runs_within(creation.scope, creation.order, loop):
+                    continue  # created anew in every pass
+                if any(placement.runs_within(r.site.scope, r.site.order, loop) for r in resets):
+                    continue
+                updates = [u for u in mine if u.what == "update"
+                           and placement.runs_within(u.site.scope, u.site.order, loop)]
+                reads = [u for u in mine if u.what == "read"
+                         and placement.runs_within(u.site.scope, u.site.order, loop)]
+                if not updates or not reads:
+                    continue
+                if best is None or loop.order > best.loop.order:  # the innermost such loop
+                    best = NeverReset(metric, loop, updates[0].site, reads[0].site)
+            if best is not None:
+                found.append(best)
+        found.sort(key=lambda n: n.update.order)
+        return found
+
+    return facts.cached("epochs.metrics_never_reset", compute)  # type: ignore[no-any-return]
