@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -88,24 +89,38 @@ class Config:
 
     def with_cli(self, select: list[str] | None, ignore: list[str] | None,
                  extend_select: list[str] | None) -> "Config":
+        """The command line on top of the config file, with ruff's precedence: a `--select` starts the
+        selection afresh (the file's select, extend-select and ignore no longer apply); without one,
+        `--ignore` and `--extend-select` add to the file's."""
+        for selectors, where in ((select, "--select"), (ignore, "--ignore"), (extend_select, "--extend-select")):
+            if selectors:
+                registry.validate_selectors(selectors, where)
         changes: dict[str, Any] = {}
         if select:
-            registry.validate_selectors(select, "--select")
             changes["select"] = tuple(select)
+            changes["ignore"] = tuple(ignore or ())
+            changes["extend_select"] = tuple(extend_select or ())
+            return replace(self, **changes)
         if ignore:
-            registry.validate_selectors(ignore, "--ignore")
             changes["ignore"] = (*self.ignore, *ignore)
         if extend_select:
-            registry.validate_selectors(extend_select, "--extend-select")
             changes["extend_select"] = (*self.extend_select, *extend_select)
         return replace(self, **changes) if changes else self
+
+
+def resolved(path: Path) -> Path:
+    """`path` made absolute with links followed, or merely absolute where a link loops."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a symlink loop: RuntimeError before Python 3.13, OSError after
+        return Path(os.path.abspath(path))
 
 
 def _relative(path: str, root: str | None) -> str:
     p = Path(path)
     if root is not None:
         try:
-            return p.resolve().relative_to(Path(root).resolve()).as_posix()
+            return resolved(p).relative_to(resolved(Path(root))).as_posix()
         except ValueError:
             pass
     return p.as_posix()
@@ -121,7 +136,7 @@ def _glob_match(relative: str, pattern: str) -> bool:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` that has a [tool.tapelint] table."""
-    current = start.resolve()
+    current = resolved(start)
     if current.is_file() or not current.exists():
         current = current.parent
     for folder in (current, *current.parents):

@@ -243,13 +243,16 @@ class FixRun:
 
 
 def unified_diff(name: str, before: str, after: str) -> str:
+    """A diff that `git apply` and `patch -p1` take as they are: `a/` and `b/` before a relative name."""
     def lines(text: str) -> list[str]:
         out = source_lines(text, keepends=True)
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
 
-    return "".join(difflib.unified_diff(lines(before), lines(after), name, name))
+    relative = not Path(name).is_absolute()
+    old, new = (f"a/{name}", f"b/{name}") if relative else (name, name)
+    return "".join(difflib.unified_diff(lines(before), lines(after), old, new))
 
 
 def fix_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> FileFix:

@@ -65,19 +65,31 @@ def validate_selectors(selectors: Iterable[str], where: str) -> None:
         raise ConfigError(f"{where}: unknown rule selector {selector!r} (see `tapelint rules`)")
 
 
+def _specificity(rule_code: str, rule_name: str, selector: str) -> int:
+    """How precisely `selector` names this rule (-1: not at all). `ALL` < `TL` < `TL1` < `TL10` < `TL101`
+    and the rule's name, as in ruff, so `--select TL101 --ignore TL1` keeps TL101."""
+    if not _matches(rule_code, rule_name, selector):
+        return -1
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return 0
+    if selector.lower() == rule_name:
+        return len(rule_code)
+    return len(selector)
+
+
 def resolve(select: list[str] | None, extend_select: list[str], ignore: list[str]) -> tuple[type[Rule], ...]:
-    """The enabled rules: `select` (or the defaults) plus `extend_select`, minus `ignore`."""
+    """The enabled rules: `select` (or the defaults) plus `extend_select`, minus `ignore`. When a rule is
+    both selected and ignored, the more specific selector wins; at equal specificity, `ignore` does."""
     enabled = []
     for rule in all_rules():
-        if select is None or not select:
-            on = rule.default_enabled
-        else:
-            on = any(_matches(rule.code, rule.name, s) for s in select)
-        if any(_matches(rule.code, rule.name, s) for s in extend_select):
-            on = True
-        if any(_matches(rule.code, rule.name, s) for s in ignore):
-            on = False
-        if on:
+        chosen = [_specificity(rule.code, rule.name, s) for s in (*(select or ()), *extend_select)]
+        dropped = [_specificity(rule.code, rule.name, s) for s in ignore]
+        on_level = max(chosen, default=-1)
+        if not select and rule.default_enabled:
+            on_level = max(on_level, 0)  # the defaults count as the least specific selection
+        off_level = max(dropped, default=-1)
+        if on_level >= 0 and on_level > off_level:
             enabled.append(rule)
     return tuple(enabled)
 

@@ -138,12 +138,23 @@ def test_write_atomic_replaces_through_a_symlink_and_keeps_mode(tmp_path: Path):
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
 
 
+def test_diff_output_applies_with_git_apply_as_it_is(seed2: Path):
+    run = tapelint("--diff", seed2.name, cwd=seed2.parent)
+    patch = seed2.parent / "fix.patch"
+    patch.write_text(run.stdout, encoding="utf-8")
+    applied = subprocess.run(["git", "apply", "--unsafe-paths", "fix.patch"], cwd=seed2.parent,
+                             capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert "Adam(learning_rate=0.001" in seed2.read_text(encoding="utf-8")
+    assert tapelint("--diff", seed2.name, cwd=seed2.parent).stdout == ""
+
+
 def test_diff_prints_the_change_and_writes_nothing(seed2: Path):
     stamp = seed2.stat().st_mtime_ns
     run = tapelint("--diff", seed2.name, cwd=seed2.parent)
     assert run.returncode == 1
     assert seed2.read_text(encoding="utf-8") == SEED2 and seed2.stat().st_mtime_ns == stamp
-    assert f"--- {seed2.name}" in run.stdout and f"+++ {seed2.name}" in run.stdout
+    assert f"--- a/{seed2.name}" in run.stdout and f"+++ b/{seed2.name}" in run.stdout
     assert "-    optimizer = tf.keras.optimizers.Adam(lr=0.001" in run.stdout
     assert "+    optimizer = tf.keras.optimizers.Adam(learning_rate=0.001" in run.stdout
     assert "+      train_acc_metric.reset_state()" in run.stdout
@@ -178,7 +189,7 @@ def test_fix_with_stdin_prints_the_fixed_source(tmp_path: Path):
 def test_diff_with_stdin_shows_the_change(tmp_path: Path):
     run = tapelint("--diff", "--stdin-filename", "loop.py", "-", cwd=tmp_path, stdin=SEED2)
     assert run.returncode == 1
-    assert "--- loop.py" in run.stdout and "+    optimizer = tf.keras.optimizers.Adam(learning_rate" in run.stdout
+    assert "--- a/loop.py" in run.stdout and "+    optimizer = tf.keras.optimizers.Adam(learning_rate" in run.stdout
 
 
 def test_fix_keeps_a_byte_order_mark_and_crlf_line_endings(tmp_path: Path):

@@ -17,7 +17,8 @@ def summary(diagnostics: list[Diagnostic], files_checked: int, errors: int = 0) 
     if not diagnostics:
         noun = "file" if files_checked == 1 else "files"
         if errors:
-            return (f"No findings, but {errors} of {files_checked} {noun} could not be checked "
+            # An error may be a file that was read but not understood, or a path that is not there.
+            return (f"No findings, but {errors} {'path' if errors == 1 else 'paths'} could not be checked "
                     "(see the errors above).")
         return f"All checks passed ({files_checked} {noun} checked)."
     by_severity = Counter(d.severity.value for d in diagnostics)

@@ -1,0 +1,76 @@
+"""Which rules run: the defaults, select / extend-select / ignore, and the command line on top of the
+config file with ruff's precedence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tapelint.cli import app
+from tapelint.registry import resolve
+
+PROGRAM = """import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam(lr=0.001)
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def codes(*selection: list[str] | None) -> set[str]:
+    select, extend, ignore = selection
+    return {rule.code for rule in resolve(select, extend or [], ignore or [])}
+
+
+def test_the_more_specific_selector_wins():
+    assert "TL101" in codes(["TL101"], None, ["TL1"])
+    assert "TL101" not in codes(["TL1"], None, ["TL101"])
+    assert "TL101" not in codes(["TL101"], None, ["TL101"])  # equal: ignore wins
+    assert "TL101" in codes(None, ["TL101"], ["TL1"])
+
+
+def test_defaults_and_off_by_default_rules():
+    default = codes(None, None, None)
+    assert "TL101" in default and "TL900" not in default
+    assert "TL900" in codes(None, ["TL900"], None)
+    assert "TL900" in codes(["ALL"], None, None)
+
+
+def run(tmp_path: Path, config: str, *args: str) -> str:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.tapelint]\n{config}\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
+    result = CliRunner().invoke(app, [*args, str(tmp_path / "train.py")])
+    return result.output
+
+
+def test_select_on_the_command_line_overrides_the_config_ignore(tmp_path: Path):
+    assert "TL501" not in run(tmp_path, 'ignore = ["TL501"]')
+    out = run(tmp_path, 'ignore = ["TL501"]', "--select", "TL501")
+    assert "TL501" in out and "TL101" not in out
+
+
+def test_ignore_on_the_command_line_adds_to_the_config(tmp_path: Path):
+    out = run(tmp_path, 'ignore = ["TL501"]', "--ignore", "TL101")
+    assert "TL501" not in out and "TL101" not in out
+
+
+def test_select_on_the_command_line_replaces_the_config_select(tmp_path: Path):
+    out = run(tmp_path, 'select = ["TL101"]', "--select", "TL501")
+    assert "TL501" in out and "TL101" not in out
+
+
+def test_a_symlink_loop_is_a_one_line_error_not_an_internal_error(tmp_path: Path):
+    loop = tmp_path / "loop.py"
+    loop.symlink_to(loop)
+    (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
+    result = CliRunner().invoke(app, [str(loop), str(tmp_path / "train.py")])
+    assert result.exit_code == 2
+    assert "loop.py: cannot read (Too many levels of symbolic links)" in result.output
+    assert "internal error" not in result.output
+    assert "TL101" in result.output  # the other file is still linted
