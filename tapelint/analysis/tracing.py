@@ -1,0 +1,478 @@
+"""Which functions run traced by `tf.function`, from which entry, and how often the entries are called.
+
+An *entry* is one `tf.function` object: a def decorated `@tf.function` / `@tf.function(...)`, a function
+or method wrapped by `tf.function(g)` / `tf.function(self.step)`, or a Keras `train_step` /
+`test_step` / `predict_step` override, which Keras 3 `fit`/`evaluate`/`predict` run inside a
+`tf.function` unless the model is compiled with `run_eagerly=True` (measured on Keras 3.15 / TF 2.21:
+a `train_step` body ran 2 times in Python over 16 batches; with `run_eagerly=True` 16 times). A Keras
+step counts only when this file compiles an instance of that class without `run_eagerly` (an unknown
+compile setting, another backend or no compile in sight is unknown, not traced).
+
+`traced(facts)` gives every scope whose Python body runs only while an entry is traced: the entries,
+the functions nested in them, and the functions and methods of the file they call, transitively (found
+with the value model, never by name). `entry_runs` says how often an entry's Python callers run it
+(ONCE, MANY or UNKNOWN); `python_number` and `changes_per_iteration` say whether an argument is a Python
+int/float, and whether it takes a new value on each iteration of a loop (each new value is a new trace).
+`tf.config.run_functions_eagerly(True)` anywhere in the file makes everything unknown.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tapelint.analysis.blocks import Span, blocks
+from tapelint.analysis.facts import TF_FUNCTION, CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.names import dotted
+from tapelint.analysis.values import Kind, values, values_of
+
+KERAS_TRACED_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+_EAGER_SWITCHES = frozenset({"tensorflow.config.run_functions_eagerly",
+                             "tensorflow.config.experimental_run_functions_eagerly"})
+# Builtins that always give back a Python number, and those that do when their arguments are numbers.
+_TO_NUMBER = frozenset({"int", "float", "len"})
+_NUMBER_OF_NUMBERS = frozenset({"round", "abs", "min", "max", "pow"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
+
+
+class Runs(str, enum.Enum):
+    ONCE = "once"
+    MANY = "many"
+    UNKNOWN = "unknown"
+
+
+@dataclass(eq=False)
+class Entry:
+    """One `tf.function` object (or a Keras traced step)."""
+
+    scope: Scope  # the Python function whose body is traced
+    how: str  # "decorated" | "wrapped" | "keras"
+    node: cst.CSTNode  # the decorator, the `tf.function(...)` call, or the method's def
+    wrapper: cst.Call | None = None  # `tf.function(...)` as a call: its options are read from it
+    order: int = 0  # where the function object is made (the def, or the wrapping call)
+    creation_scope: Scope | None = None
+
+    @property
+    def input_signature(self) -> bool:
+        return self.wrapper is not None and keyword_arg(self.wrapper, "input_signature") is not None
+
+    @property
+    def reduce_retracing(self) -> bool:
+        arg = keyword_arg(self.wrapper, "reduce_retracing") if self.wrapper is not None else None
+        return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+
+
+@dataclass(eq=False)
+class Traced:
+    """A scope that runs traced, and how it is reached."""
+
+    scope: Scope
+    entry: Entry
+    # The calls from the entry down to this scope (empty for the entry itself and its nested defs).
+    via: tuple[CallSite, ...] = ()
+    # Reached through calls none of which sits under an `if` of its caller.
+    unguarded: bool = True
+
+
+@dataclass
+class Tracing:
+    entries: list[Entry] = field(default_factory=list)
+    scopes: dict[int, Traced] = field(default_factory=dict)
+    eager_switch: bool = False
+
+
+def _eager_switched(facts: Facts) -> bool:
+    for site in facts.calls:
+        if site.qualified in _EAGER_SWITCHES:
+            value = arg_value(site.node, 0, "run_eagerly")
+            if not (isinstance(value, cst.Name) and value.value == "False"):
+                return True
+    return False
+
+
+def _keras_backend_not_tf(facts: Facts) -> bool:
+    """`os.environ["KERAS_BACKEND"] = "jax"`: Keras steps are then jitted by another framework."""
+    for store in facts.stores:
+        target = store.target
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+            continue
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) \
+                and index.value.evaluated_value == "KERAS_BACKEND":
+            value = store.value
+            if not (isinstance(value, cst.SimpleString) and value.evaluated_value == "tensorflow"):
+                return True
+    return False
+
+
+def keras_step_traced(facts: Facts, scope: Scope) -> bool | None:
+    """For a `train_step`/`test_step`/`predict_step` method of a local Keras model class: True when this
+    file compiles an instance of the class without `run_eagerly` (Keras then traces the step), False
+    when it compiles it with `run_eagerly=True`, None when that cannot be told."""
+    if scope.class_name is None or scope.simple_name not in KERAS_TRACED_STEPS:
+        return None
+    resolver = values(facts)
+    if resolver.class_kind(scope.class_name) is not Kind.MODEL:
+        return None
+    if _keras_backend_not_tf(facts) or any(b.target.endswith(".run_eagerly") for b in facts.bindings):
+        return None
+    classes = _subclasses(facts, scope.class_name, scope.simple_name)
+    verdicts: set[bool | None] = set()
+    for site in facts.calls:
+        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
+            continue
+        receiver = values_of(facts, site.node.func.value, site.scope, site.order)
+        if not any(v.kind is Kind.MODEL and v.cls in classes for v in receiver):
+            continue
+        eager = keyword_arg(site.node, "run_eagerly")
+        if eager is None or (isinstance(eager.value, cst.Name) and eager.value.value == "False"):
+            verdicts.add(True)
+        elif isinstance(eager.value, cst.Name) and eager.value.value == "True":
+            verdicts.add(False)
+        else:
+            verdicts.add(None)
+    if len(verdicts) == 1:
+        return next(iter(verdicts))
+    return None
+
+
+def _subclasses(facts: Facts, cls: str, method: str) -> set[str]:
+    """`cls` and the local classes derived from it that do not override `method` themselves."""
+    found = {cls}
+    changed = True
+    while changed:
+        changed = False
+        for name, info in facts.classes.items():
+            if name not in found and method not in info.methods and any(b in found for b in info.bases):
+                found.add(name)
+                changed = True
+    return found
+
+
+def _callees(facts: Facts, site: CallSite) -> list[Scope]:
+    """Local functions and methods a call inside traced code runs: the callee itself, and functions
+    handed to it by name (`strategy.run(step_fn, ...)`, `tf.map_fn(fn, ...)`)."""
+    found: list[Scope] = []
+    candidates: list[cst.BaseExpression] = []
+    if site.qualified is None:
+        candidates.append(site.node.func)
+    candidates.extend(a.value for a in site.node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+    for expr in candidates:
+        for value in values_of(facts, expr, site.scope, site.order):
+            if value.kind is Kind.FUNCTION and isinstance(value.node, cst.FunctionDef) and value.scope is not None:
+                found.append(value.scope)
+    return found
+
+
+def _wrapped_entries(facts: Facts) -> list[Entry]:
+    entries = []
+    for site in facts.calls:
+        if site.qualified not in TF_FUNCTION:
+            continue
+        target = arg_value(site.node, 0, "func")
+        if target is None:
+            continue  # `tf.function(jit_compile=True)(f)` is seen as a decorator-like call below
+        for value in values_of(facts, target, site.scope, site.order):
+            if value.kind is Kind.FUNCTION and isinstance(value.node, cst.FunctionDef) and value.scope is not None:
+                entries.append(Entry(value.scope, "wrapped", site.node, site.node, site.order, site.scope))
+    return entries
+
+
+def _decorator_call(scope: Scope) -> tuple[cst.CSTNode, cst.Call | None]:
+    assert scope.node is not None
+    for index, name in enumerate(scope.decorators):
+        if name in TF_FUNCTION:
+            decorator = scope.node.decorators[index].decorator
+            return decorator, decorator if isinstance(decorator, cst.Call) else None
+    return scope.node, None
+
+
+def tracing(facts: Facts) -> Tracing:
+    """The entries of this module and every scope that runs traced (computed once per file)."""
+    return facts.cached("tracing", lambda: _compute(facts))  # type: ignore[no-any-return]
+
+
+def _compute(facts: Facts) -> Tracing:
+    result = Tracing()
+    if _eager_switched(facts):
+        result.eager_switch = True
+        return result
+    entries: list[Entry] = []
+    for scope in facts.scopes:
+        if scope.is_module:
+            continue
+        if scope.is_tf_function:
+            node, call = _decorator_call(scope)
+            entries.append(Entry(scope, "decorated", node, call, scope.order, scope.parent))
+        elif keras_step_traced(facts, scope):
+            assert scope.node is not None
+            entries.append(Entry(scope, "keras", scope.node, None, scope.order, scope.parent))
+    entries.extend(_wrapped_entries(facts))
+    result.entries = entries
+    # Breadth first, unguarded edges before guarded ones, so each scope keeps its best path.
+    spans = blocks(facts)
+    children: dict[int, list[Scope]] = {}
+    for scope in facts.scopes:
+        if scope.parent is not None and not scope.parent.is_module:
+            children.setdefault(id(scope.parent), []).append(scope)
+    calls_in: dict[int, list[CallSite]] = {}
+    for site in facts.calls:
+        calls_in.setdefault(id(site.scope), []).append(site)
+    for unguarded_pass in (True, False):
+        pending = [Traced(e.scope, e) for e in entries]
+        while pending:
+            item = pending.pop(0)
+            known = result.scopes.get(id(item.scope))
+            if known is not None and (known.unguarded or not item.unguarded):
+                continue
+            item.unguarded = unguarded_pass
+            result.scopes[id(item.scope)] = item
+            for child in children.get(id(item.scope), ()):
+                pending.append(Traced(child, item.entry, item.via, unguarded_pass))
+            for site in calls_in.get(id(item.scope), ()):
+                guarded = bool(spans.guards(site.order))
+                if unguarded_pass and guarded:
+                    continue
+                for callee in _callees(facts, site):
+                    pending.append(Traced(callee, item.entry, (*item.via, site), unguarded_pass))
+    return result
+
+
+def traced_scope(facts: Facts, scope: Scope) -> Traced | None:
+    """How `scope` (or the function it is nested in) runs traced, or None when it is not seen to."""
+    found = tracing(facts).scopes
+    for current in scope.chain():
+        if id(current) in found:
+            return found[id(current)]
+    return None
+
+
+def _calls_by_last_name(facts: Facts) -> dict[str, list[CallSite]]:
+    def compute() -> dict[str, list[CallSite]]:
+        index: dict[str, list[CallSite]] = {}
+        for site in facts.calls:
+            if site.func is not None:
+                index.setdefault(site.func.rsplit(".", 1)[-1], []).append(site)
+        return index
+
+    return facts.cached("calls_by_last_name", compute)  # type: ignore[no-any-return]
+
+
+def entry_calls(facts: Facts, entry: Entry) -> list[CallSite]:
+    """The calls of the traced callable made from eager code (calls from traced code are inlined
+    into their caller's trace, so they are not calls of the `tf.function` object)."""
+    if entry.how == "keras":
+        return []
+    names: set[str] = set()
+    if entry.how == "decorated":
+        names.add(entry.scope.simple_name)
+    else:
+        for binding in facts.bindings_of_value(entry.node):
+            names.add(binding.target.rsplit(".", 1)[-1])
+    found = []
+    for name in names:
+        for site in _calls_by_last_name(facts).get(name, ()):
+            if traced_scope(facts, site.scope) is not None:
+                continue
+            for value in values_of(facts, site.node.func, site.scope, site.order):
+                if (entry.how == "decorated" and value.kind is Kind.FUNCTION and value.scope is entry.scope) or (
+                        entry.how == "wrapped" and value.node is entry.node):
+                    found.append(site)
+                    break
+    return found
+
+
+def in_loop(facts: Facts, site: CallSite) -> Span | None:
+    """The innermost loop of its own function around a call site."""
+    return blocks(facts).innermost_loop(site.order)
+
+
+def site_runs(facts: Facts, site: CallSite, depth: int = 0) -> Runs:
+    """How often one call site runs: MANY inside a loop (or in a function called from one)."""
+    if in_loop(facts, site) is not None:
+        return Runs.MANY
+    scope = site.scope
+    if scope.is_module:
+        return Runs.ONCE
+    if depth >= 3:
+        return Runs.UNKNOWN
+    callers = facts.call_sites_of_scope(scope)
+    if not callers:
+        return Runs.UNKNOWN
+    runs = {site_runs(facts, caller, depth + 1) for caller in callers}
+    if Runs.MANY in runs or len(callers) > 1:
+        return Runs.MANY
+    return runs.pop()
+
+
+def entry_runs(facts: Facts, entry: Entry) -> Runs:
+    """How often the Python side calls this `tf.function`: a Keras step runs once per batch."""
+    if entry.how == "keras":
+        return Runs.MANY
+    calls = entry_calls(facts, entry)
+    if not calls:
+        return Runs.UNKNOWN
+    runs = {site_runs(facts, site) for site in calls}
+    if Runs.MANY in runs or len(calls) > 1:
+        return Runs.MANY
+    return runs.pop()
+
+
+def runs_many(facts: Facts, traced: Traced) -> bool:
+    """Does the traced body behind `traced` get called more than once (so tracing-time effects show)?"""
+    return entry_runs(facts, traced.entry) is Runs.MANY
+
+
+# ---------------------------------------------------------------------------------------------------
+# Python numbers: the arguments that make a `tf.function` trace again for every new value.
+
+def _is_builtin(facts: Facts, name: str) -> bool:
+    return name not in facts.imports.aliases and not facts.bindings_of(name) and name not in facts.definitions
+
+
+def python_number(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> bool:
+    """Is `expr` provably a Python int or float here (a literal, a `range`/`enumerate` counter, an
+    augmented counter, arithmetic and `int()`/`float()`/`min()`/`math.*` of those)? Tensors, NumPy
+    values, parameters and anything not followed are not."""
+    return _NumberReader(facts).number(expr, scope, order)
+
+
+def changes_per_iteration(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> str | None:
+    """When `expr` is a Python number that takes a new value on each iteration of a loop around
+    `order` (a loop counter, a counter incremented in the loop, a value computed from one), the name
+    of what drives it; else None."""
+    reader = _NumberReader(facts)
+    if not reader.number(expr, scope, order):
+        return None
+    return reader.driver(expr, scope, order)
+
+
+class _NumberReader:
+    def __init__(self, facts: Facts) -> None:
+        self.f = facts
+        self.resolver = values(facts)
+        self.seen: set[int] = set()
+        self.budget = 200
+
+    def _bindings(self, expr: cst.BaseExpression, scope: Scope, order: int) -> list | None:
+        name = dotted(expr)
+        if name is None:
+            return None
+        if isinstance(expr, cst.Attribute):
+            if name.count(".") != 1 or not name.startswith("self.") or scope.class_name is None:
+                return None
+            found = [b for b in self.f.bindings_of(name) if b.scope.class_name == scope.class_name]
+            return found or None
+        return self.resolver.reaching(name, scope, order) or None
+
+    def number(self, expr: cst.BaseExpression | None, scope: Scope, order: int) -> bool:
+        self.budget -= 1
+        if expr is None or self.budget < 0:
+            return False
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.number(expr.expression, scope, order)
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, _ARITHMETIC) and self.number(expr.left, scope, order) \
+                and self.number(expr.right, scope, order)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name) and _is_builtin(self.f, func.value):
+                if func.value in _TO_NUMBER:
+                    return len(expr.args) == 1
+                if func.value in _NUMBER_OF_NUMBERS:
+                    return bool(expr.args) and all(not a.star and self.number(a.value, scope, order)
+                                                   for a in expr.args)
+            qualified = self.f.resolve(func)
+            return bool(qualified) and qualified.startswith("math.") and qualified.count(".") == 1
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            bindings = self._bindings(expr, scope, order)
+            if not bindings:
+                return False
+            for binding in bindings:
+                if id(binding) in self.seen:
+                    continue
+                self.seen.add(id(binding))
+                try:
+                    if not self._binding_number(binding):
+                        return False
+                finally:
+                    self.seen.discard(id(binding))
+            return True
+        return False
+
+    def _binding_number(self, binding) -> bool:  # type: ignore[no-untyped-def]
+        loop_iter = self.f.loop_bindings.get(id(binding))
+        if loop_iter is not None:
+            return _counter_loop(self.f, loop_iter, binding.path)
+        if binding.comprehension is not None or binding.path not in ((),) or isinstance(binding.node, cst.With):
+            return False
+        if binding.augmented:
+            # `step += 1`: a number when what it adds is, and so is every value it started from.
+            earlier = [b for b in self.resolver.reaching(binding.target, binding.scope, binding.order)
+                       if b is not binding]
+            if not earlier or not all(b.augmented or self._binding_number(b) for b in earlier if id(b) not in self.seen):
+                return False
+        return self.number(binding.value, binding.scope, binding.order)
+
+    def driver(self, expr: cst.BaseExpression | None, scope: Scope, order: int) -> str | None:
+        """What makes the number differ between iterations of a loop around `order`."""
+        self.budget -= 1
+        if expr is None or self.budget < 0:
+            return None
+        spans = blocks(self.f)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.driver(expr.expression, scope, order)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Modulo):
+                return None  # `step % 2` takes few values: a few traces, not one per iteration
+            return self.driver(expr.left, scope, order) or self.driver(expr.right, scope, order)
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                found = self.driver(arg.value, scope, order)
+                if found:
+                    return found
+            return None
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        loops = spans.loops_enclosing(order)
+        bindings = self._bindings(expr, scope, order) or []
+        name = dotted(expr) or "?"
+        for binding in bindings:
+            if id(binding) in self.seen:
+                continue
+            loop_iter = self.f.loop_bindings.get(id(binding))
+            if loop_iter is not None:
+                if binding.scope is scope and any(loop.node is _loop_of(self.f, binding) for loop in loops):
+                    return name
+                continue
+            inside = binding.scope is scope and any(loop.encloses(binding.order) for loop in loops)
+            if binding.augmented and inside:
+                return name
+            if inside and binding.value is not None:
+                self.seen.add(id(binding))
+                try:
+                    found = self.driver(binding.value, binding.scope, binding.order)
+                finally:
+                    self.seen.discard(id(binding))
+                if found:
+                    return found
+        return None
+
+
+def _loop_of(facts: Facts, binding) -> cst.CSTNode | None:  # type: ignore[no-untyped-def]
+    node = binding.node
+    return node if isinstance(node, (cst.For, cst.While)) else None
+
+
+def _counter_loop(facts: Facts, loop_iter: cst.BaseExpression, path: tuple[int, ...]) -> bool:
+    """`for i in range(...)` (path ()) and `for i, x in enumerate(...)` (path (0,)) bind Python ints."""
+    if not isinstance(loop_iter, cst.Call) or not isinstance(loop_iter.func, cst.Name):
+        return False
+    name = loop_iter.func.value
+    if not _is_builtin(facts, name):
+        return False
+    return (name == "range" and path == ()) or (name == "enumerate" and path == (0,))
