@@ -19,7 +19,7 @@ from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
-from tapelint.text import source_lines
+from tapelint.text import reindent, source_lines
 
 # `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
 # code after it (`# noqa:`) is a malformed directive: it suppresses nothing rather than everything.
@@ -289,6 +289,9 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
+        if _python_parses(source):
+            return _lint_reindented(source, path, config, error, force=force, rules=rules,
+                                    rule_options=rule_options, cell_lines=cell_lines, allowed=allowed)
         return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
     except RecursionError:
         diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
@@ -347,6 +350,42 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
             extra = unused_suppressions(path, source, suppressions, found, checked)
             diagnostics += [d for d in extra if not _suppressed_by_file(suppressions, d)]
     return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _python_parses(source: str) -> bool:
+    try:
+        compile(source, "<tapelint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSyntaxError, *, allowed,
+                     **options) -> list[Diagnostic]:
+    """A file Python runs but libcst's tokenizer rejects (tabs and spaces mixed in a way CPython accepts):
+    lint it with its indentation spelled out in spaces, and map columns back. Its fixes are dropped, since
+    they were computed on other text; the findings stay."""
+    respelled, changed = reindent(source)
+    if changed:
+        try:
+            cst.parse_module(respelled)
+        except (cst.ParserSyntaxError, RecursionError):
+            pass
+        else:
+            found = _lint_source(respelled, path, config, **options)
+
+            def back(line: int, column: int) -> int:
+                old, new = changed.get(line, (0, 0))
+                return column - new + old if column >= new else min(column, old)
+
+            return [dataclasses.replace(d, column=back(d.line, d.column), end_column=back(d.end_line, d.end_column),
+                                        fix=None) for d in found]
+    if not allowed(*registry.SYNTAX_ERROR):
+        return []
+    problem = str(error).splitlines()[0] if str(error) else "parser error"
+    return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
+                       f"Python accepts this file, but tapelint's parser (libcst) does not ({problem}); "
+                       "the file was not checked", Severity.ERROR)]
 
 
 def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> bool:

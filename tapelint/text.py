@@ -29,3 +29,31 @@ def source_lines(source: str, keepends: bool = False) -> list[str]:
     if keepends:
         return lines
     return [_BREAK.sub("", line) for line in lines]
+
+
+_INDENT = re.compile(r"[ \t\f]*")
+
+
+def reindent(source: str) -> tuple[str, dict[int, tuple[int, int]]]:
+    """`source` with every line's leading tabs and form feeds replaced by the spaces CPython counts for
+    them (a tab moves to the next multiple of 8, a form feed resets the column), and, for each changed
+    line, (old indent length, new indent length). CPython compares indentation by column; libcst's
+    tokenizer compares the text, so some tab/space mixes that Python runs only parse once spelled out."""
+    changed: dict[int, tuple[int, int]] = {}
+    out: list[str] = []
+    for number, line in enumerate(source_lines(source, keepends=True), start=1):
+        indent = _INDENT.match(line).group()  # type: ignore[union-attr]
+        if "\t" not in indent and "\f" not in indent:
+            out.append(line)
+            continue
+        column = 0
+        for char in indent:
+            if char == "\t":
+                column = (column // 8 + 1) * 8
+            elif char == "\f":
+                column = 0
+            else:
+                column += 1
+        out.append(" " * column + line[len(indent):])
+        changed[number] = (len(indent), column)
+    return "".join(out), changed
