@@ -270,3 +270,141 @@ def steps_only_plain_variables(facts: Facts, creation: OptimizerCreation) -> boo
         if not plain or rest:
             return False
     return True
+
+
+@dataclass(eq=False)
+class OptimizerStep:
+    """One place where an optimizer steps variables: an apply call, or `model.compile(optimizer=...)`
+    (what `fit`/`train_on_batch` then step), with the variable sets it steps."""
+
+    node: cst.Call
+    # Each set is the models/layers (or bare `tf.Variable`s) whose variables one application steps.
+    sets: tuple[frozenset[Value], ...]
+
+
+def optimizer_steps(facts: Facts, creation: OptimizerCreation, compiled: bool = True) -> list[OptimizerStep] | None:
+    """Where the optimizer made at `creation` steps which variables, for the applications that reach
+    this one optimizer only (an apply call whose receiver may also be another optimizer is left out),
+    and (with `compiled`) the models it is given to with `compile()`.
+
+    When the optimizer object is made once (a module-level or run-once creation, not in a loop), a call
+    whose variables may be one model or another (a parameter passed `g` and then `d`, a loop over
+    models) steps each of them separately: each is its own set. Otherwise (an optimizer per instance,
+    per call) a call's alternatives are merged into one set. A concatenation
+    (`g.trainable_variables + d.trainable_variables`) is always one set. None when the variables of a
+    step cannot be read."""
+    me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
+    once = _made_once(facts, creation)
+    resolver = values(facts)
+    found: list[OptimizerStep] = []
+    for apply in apply_sites(facts):
+        held = set(flatten(apply.optimizers))
+        if me not in held:
+            continue
+        if held != {me}:
+            continue  # may be another optimizer too: which one steps what cannot be told
+        sets = _variable_sets(facts, apply.variables)
+        if sets is None:
+            return None
+        found.append(OptimizerStep(apply.site.node, tuple(sets) if once else (frozenset().union(*sets),)))
+    for site in facts.calls if compiled else ():
+        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
+            continue
+        given = set(flatten(resolver.of(arg_value(site.node, 0, "optimizer"), site.scope, site.order)))
+        if me not in given:
+            continue
+        if given != {me}:
+            continue
+        owners = resolver.of(site.node.func.value, site.scope, site.order)
+        if not owners or any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
+            return None
+        owners = frozenset(o for o in owners if not _train_step_ignores_optimizer(facts, o.cls))
+        if not owners:
+            continue
+        sets = [frozenset({o}) for o in owners] if once else [owners]
+        found.append(OptimizerStep(site.node, tuple(sets)))
+    return found
+
+
+def _made_once(facts: Facts, creation: OptimizerCreation) -> bool:
+    """Is one optimizer object made here for the whole program (not per call, instance or iteration)?"""
+    site = creation.site
+    if site.loop_depth or creation.holder is None or creation.holder.target.startswith("self."):
+        return False
+    scope = site.scope
+    while not scope.is_module:
+        if scope.class_name is not None or len(values(facts).call_sites(scope)) > 1:
+            return False
+        if any(s.loop_depth for s in values(facts).call_sites(scope)):
+            return False
+        scope = scope.parent or facts.module_scope
+    return True
+
+
+def _variable_sets(facts: Facts, stepped: frozenset[Value]) -> list[frozenset[Value]] | None:
+    """The variable sets behind the values an apply call steps: the owners of `x.trainable_variables`
+    (one set per alternative owner, since `x` is one of them at a time, unless the alternatives are
+    models bound to one name, as when a notebook rebuilds `model`), the owners of a sum of such lists
+    together, and the bare variables of a list together."""
+    sets: list[frozenset[Value]] = []
+    plain: set[Value] = set()
+    for value in stepped:
+        if value.kind is Kind.VARIABLE and value.owner:
+            weights = [w for w in value.owner if w.kind is Kind.WEIGHTS]
+            if len(weights) != len(value.owner):
+                return None
+            for w in weights:
+                found = _owner_sets(facts, w)
+                if found is None:
+                    return None
+                sets.extend(found)
+        elif value.kind is Kind.WEIGHTS:
+            found = _owner_sets(facts, value)
+            if found is None:
+                return None
+            sets.extend(found)
+        elif value.kind is Kind.VARIABLE and isinstance(value.node, cst.Call):
+            plain.add(value)
+        elif value.kind is Kind.CONTAINER:
+            for item in value.items:
+                inner = _variable_sets(facts, item)
+                if inner is None:
+                    return None
+                for one in inner:
+                    plain |= one
+        else:
+            return None
+    if plain:
+        sets.append(frozenset(plain))
+    unique: list[frozenset[Value]] = []
+    for one in sets:
+        if one not in unique:
+            unique.append(one)
+    return unique or None
+
+
+def _owner_sets(facts: Facts, weights: Value) -> list[frozenset[Value]] | None:
+    owners = frozenset(flatten(weights.owner))
+    if not owners or any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
+        return None
+    if isinstance(weights.node, cst.BinaryOperation):
+        return [owners]  # `g.trainable_variables + d.trainable_variables`: one list, stepped together
+    names = {b.target for o in owners if isinstance(o.node, cst.Call) for b in facts.bindings_of_value(o.node)}
+    if len(owners) > 1 and len(names) == 1 and all(
+            isinstance(o.node, cst.Call) and facts.bindings_of_value(o.node) for o in owners):
+        return [owners]  # one name rebound (`model = ...` in two cells): a rebuild, not two networks
+    return [frozenset({o}) for o in owners]
+
+
+def builds_with_all_variables(facts: Facts, creation: OptimizerCreation) -> bool:
+    """Is `optimizer.build(variables)` called on this optimizer (or on something we cannot tell apart
+    from it)? Keras 3 then accepts any subset of those variables in later apply calls."""
+    me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
+    resolver = values(facts)
+    for site in facts.calls:
+        if site.method != "build" or not isinstance(site.node.func, cst.Attribute):
+            continue
+        receiver = set(flatten(resolver.of(site.node.func.value, site.scope, site.order)))
+        if me in receiver or is_unknown(receiver):
+            return True
+    return False
