@@ -13,7 +13,7 @@ from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.engine import lint_source
 from tapelint.errors import ConfigError, InputError
-from tapelint.files import decode
+from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import REPORTERS
 from tapelint.runner import LintResult, lint_paths
 
@@ -34,7 +34,10 @@ def lint(paths: list[str], config: Config, jobs: int | None = None, stdin_filena
     result = lint_paths([Path(p) for p in files], config, jobs) if files else LintResult()
     if "-" in paths:
         name = stdin_filename or "<stdin>"
-        text = decode(sys.stdin.buffer.read(), name, python=not name.endswith(".ipynb"))
+        data = sys.stdin.buffer.read()
+        notebook = name.endswith(".ipynb")
+        check_size(name, len(data), MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
+        text = decode(data, name, python=not notebook)
         if name.endswith(".ipynb"):
             from tapelint.notebooks import lint_notebook_text
 

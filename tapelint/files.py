@@ -118,8 +118,21 @@ def decode(data: bytes, name: str, *, python: bool = True) -> str:
         ) from None
 
 
+# Hand-written Python stays far below these; past them a file is generated code or data, and parsing it
+# would take minutes and gigabytes (a 50 MB file passed 8 GB). A notebook's JSON may carry images.
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+
+
+def check_size(name: str, size: int, limit: int = MAX_SOURCE_BYTES) -> None:
+    if size > limit:
+        raise InputError(f"{name}: {size / 2**20:.1f} MB is over tapelint's {limit // 2**20} MB limit for one file; "
+                         "not checked (generated code or data? exclude it in [tool.tapelint])")
+
+
 def read_text(path: Path) -> str:
     try:
+        check_size(str(path), path.stat().st_size)
         data = path.read_bytes()
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None

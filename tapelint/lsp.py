@@ -32,6 +32,7 @@ from tapelint.engine import lint_source
 from tapelint.project import ProjectIndex
 from tapelint.runner import attribute
 from tapelint.errors import TapelintError
+from tapelint.files import MAX_SOURCE_BYTES
 from tapelint.fixes import fix_source
 
 logger = logging.getLogger("tapelint.lsp")
@@ -263,6 +264,7 @@ class TapelintServer(LanguageServer):
         self.runs: dict[str, LintRun] = {}
         self._configs: dict[str, tuple[float, Config]] = {}
         self._config_errors: set[tuple[str, float]] = set()
+        self._too_large: set[str] = set()
         # Modules of the workspace that open documents import, read lazily and again when they change.
         self.project = ProjectIndex()
         # One worker: lints never compete for the GIL, and a queued stale run is cancelled before it starts.
@@ -349,6 +351,15 @@ class TapelintServer(LanguageServer):
         if path is not None and config.root is not None and config.is_excluded(path):
             return ()
         name = str(path) if path is not None else uri
+        if len(source) > MAX_SOURCE_BYTES:
+            # Parsing it would hold the server for minutes; say so once per document instead.
+            if uri not in self._too_large:
+                self._too_large.add(uri)
+                self.notify(self.window_show_message, types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"tapelint: {name} is over the {MAX_SOURCE_BYTES // 2**20} MB limit for one file; not linted"))
+            return ()
+        self._too_large.discard(uri)
         try:
             # What the document imports from its own project is analysed with it (tapelint.project).
             prelude = self.project.prelude(path, source) if path is not None and path.suffix == ".py" else None

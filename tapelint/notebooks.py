@@ -19,7 +19,7 @@ from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Fix, TextEdit
 from tapelint.engine import lint_source
 from tapelint.errors import InputError
-from tapelint.files import decode
+from tapelint.files import MAX_NOTEBOOK_BYTES, check_size, decode
 
 MAX_PASSES = 10
 
@@ -318,6 +318,7 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
     notebook = parse_notebook(text, name)
     if not notebook.cells or not is_python(notebook):
         return []
+    check_size(name, sum(len(cell.masked) for cell in notebook.cells))  # the code, without outputs
     if not force:
         # Like a .py file found in a folder: a notebook that no enabled rule can apply to is not parsed.
         everything = "\n".join(cell.masked for cell in notebook.cells)
@@ -328,6 +329,7 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
 
 def read_notebook(path: Path) -> str:
     try:
+        check_size(str(path), path.stat().st_size, MAX_NOTEBOOK_BYTES)
         data = path.read_bytes()
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None

@@ -77,6 +77,7 @@ CASES: dict[str, tuple[str, bytes | Callable[[Path], None], str]] = {
     "a very long line": ("bad.py", b"import tensorflow as tf\nx = [" + b"1, " * 100_000 + b"]\n", "clean"),
     "python 3.12 syntax": ("bad.py", b"import tensorflow as tf\ntype Pair = tuple[int, int]\n"
                                      b"def first[T](xs: list[T]) -> T:\n    return xs[0]\n", "clean-or-TL000"),
+    "over the 4 MB limit": ("bad.py", b"import tensorflow as tf\n" + b"x = 1\n" * 750_000, "error"),
     "symlink loop": ("bad.py", _symlink_loop, "error"),
     "folder named x.py": ("bad.py", _folder, "finding-inside"),
     "FIFO named .py": ("bad.py", _fifo, "error"),
@@ -122,3 +123,19 @@ def test_bad_input_gives_one_line_and_the_run_goes_on(case: str, tmp_path: Path)
         assert "inner.py" in output
     else:
         assert len(about_bad) <= 1
+
+
+def test_the_editor_server_declines_a_document_over_the_limit_once_and_stays_responsive(tmp_path: Path):
+    pytest.importorskip("pygls")
+    from tapelint.lsp import TapelintServer
+
+    server = TapelintServer()
+    messages = []
+    server.notify = lambda method, params: messages.append(params.message)  # type: ignore[method-assign]
+    uri = (tmp_path / "huge.py").as_uri()
+    huge = "import tensorflow as tf\n" + "x = 1\n" * 750_000
+    assert server.lint_text(uri, huge) == ()
+    assert server.lint_text(uri, huge + "y = 2\n") == ()
+    assert len(messages) == 1 and "over the 4 MB limit" in messages[0]
+    found = server.lint_text(uri, GOOD)
+    assert [d.code for d in found] == ["TL501"]
