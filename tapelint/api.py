@@ -50,11 +50,13 @@ def lint(paths: list[str], config: Config, jobs: int | None = None, stdin_filena
 
 
 def exit_code(diagnostics: list[Diagnostic], errors: list[str], exit_zero: bool, fail_on: str = "warning") -> int:
-    """2 for errors that stopped files from being read, 1 for findings at or above `fail_on`, else 0."""
+    """2 for errors that stopped files from being read, 1 for findings at or above `fail_on`, else 0. A
+    finding the probe refuted is still shown, with the evidence, but does not fail the run."""
     if errors:
         return 2
     threshold = Severity(fail_on).rank
-    if not exit_zero and any(d.severity.rank >= threshold for d in diagnostics):
+    counted = [d for d in diagnostics if d.probe is None or d.probe.status != "refuted"]
+    if not exit_zero and any(d.severity.rank >= threshold for d in counted):
         return 1
     return 0
 

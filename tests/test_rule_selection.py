@@ -74,3 +74,17 @@ def test_a_symlink_loop_is_a_one_line_error_not_an_internal_error(tmp_path: Path
     assert "loop.py: cannot read (Too many levels of symbolic links)" in result.output
     assert "internal error" not in result.output
     assert "TL101" in result.output  # the other file is still linted
+
+
+def test_a_finding_the_probe_refuted_is_shown_but_does_not_fail_the_run():
+    import dataclasses
+
+    from tapelint.api import exit_code
+    from tapelint.diagnostic import Diagnostic, ProbeVerdict, Severity
+
+    finding = Diagnostic("train.py", 3, 0, 3, 5, "TL001", "optimizer-never-applied", "m", Severity.ERROR)
+    refuted = dataclasses.replace(finding, probe=ProbeVerdict("refuted", "applied 3 times"))
+    confirmed = dataclasses.replace(finding, probe=ProbeVerdict("confirmed", "weights never changed"))
+    assert exit_code([refuted], [], exit_zero=False) == 0
+    assert exit_code([refuted, confirmed], [], exit_zero=False) == 1
+    assert exit_code([finding], [], exit_zero=False) == 1
