@@ -109,6 +109,8 @@ class Store:
     path: tuple[int, ...]
     scope: "Scope"
     order: int
+    # Set for an augmented store (`acc[i] += g`): its operator (`cst.AddAssign`, ...).
+    operator: cst.BaseAugOp | None = None
 
 
 @dataclass(eq=False)
@@ -453,6 +455,10 @@ class _Collector(cst.CSTVisitor):
                         self.loop_depth[-1], tuple(self.tapes), augmented=True)
             )
             self.f.name_uses.append(NameUse(name, self.scope, self.order, node.target))
+        else:
+            # `acc[i] += g`: kept apart from `stores`, which hold plain assignments only.
+            self.f.augmented_stores.append(
+                Store(node.target, node.value, (), self.scope, self.order, operator=node.operator))
 
     leave_AugAssign = _ready
 
@@ -558,6 +564,7 @@ class Facts:
         self.tapes: list[TapeBlock] = []
         self.returns: list[ReturnSite] = []
         self.stores: list[Store] = []
+        self.augmented_stores: list[Store] = []  # `acc[i] += g`, `self.sums[k] *= 0`
         self.comprehension_spans: dict[int, list[int]] = {}
         self.boolean_ands: list[list[int]] = []
         self.statement_values: set[int] = set()  # ids of expressions evaluated as statements
