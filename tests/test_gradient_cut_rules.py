@@ -8,7 +8,7 @@ import textwrap
 from tapelint.config import parse
 from tapelint.engine import lint_source
 
-CODES = ["TL007", "TL009"]
+CODES = ["TL007", "TL009", "TL010"]
 
 
 def findings(source: str) -> list[tuple[str, int, str]]:
@@ -123,3 +123,107 @@ def test_a_non_trainable_integer_variable_is_left_to_tl007():
             loss = tf.cast(counter, tf.float32) * x
         grad = tape.gradient(loss, counter)
     """) == ["TL007"]
+
+
+# ---------------------------------------------------------------- TL010 assign-on-forward-path
+
+def test_buffer_variable_assigned_from_the_weights_and_read_by_the_loss_is_reported():
+    found = findings("""
+        import tensorflow as tf
+        w = tf.Variable(tf.random.normal((3, 2)))
+        h = tf.Variable(tf.zeros((4, 2)))
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                z = tf.matmul(x, w)
+                h.assign(tf.nn.relu(z))
+                loss = tf.reduce_mean(tf.square(h - y))
+            return tape.gradient(loss, [w])
+    """)
+    assert [(c, line) for c, line, _ in found] == [("TL010", 8)]
+    assert "computed from `w`" in found[0][2] and "(line 9)" in found[0][2]
+
+
+def test_the_result_of_tf_variable_assign_used_by_the_loss_is_reported():
+    assert codes("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        state = tf.Variable(tf.zeros((8, 2)), trainable=False)
+        opt = tf.keras.optimizers.Adam()
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(state.assign(model(x, training=True)) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    """) == ["TL010"]
+
+
+def test_the_result_of_a_keras_weight_assign_keeps_its_gradient_and_stays_silent():
+    # TF 2.21 / Keras 3.15: `Variable.assign` returns the value it was given, which keeps its gradient.
+    assert codes("""
+        import tensorflow as tf
+        class Cached(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.project = tf.keras.layers.Dense(3)
+            def build(self, shape):
+                self.cache = self.add_weight(shape=(8, 3), initializer="zeros", trainable=False)
+            def train_step(self, data):
+                x, y = data
+                with tf.GradientTape() as tape:
+                    cached = self.cache.assign(self.project(x, training=True))
+                    loss = tf.reduce_mean(tf.square(cached - y))
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return {"loss": loss}
+    """) == []
+
+
+def test_an_assigned_variable_read_only_in_the_other_branch_stays_silent():
+    assert codes("""
+        import tensorflow as tf
+        w = tf.Variable(tf.random.normal((3, 2)))
+        mean = tf.Variable(tf.zeros((2,)), trainable=False)
+        def step(x, y, training):
+            with tf.GradientTape() as tape:
+                z = tf.matmul(x, w)
+                if training:
+                    mean.assign(tf.reduce_mean(z, axis=0))
+                    out = z - tf.reduce_mean(z, axis=0)
+                else:
+                    out = z - mean
+                loss = tf.reduce_mean(tf.square(out - y))
+            return tape.gradient(loss, [w])
+    """) == []
+
+
+def test_an_assignment_that_feeds_the_loss_but_not_from_the_differentiated_weights_stays_silent():
+    assert codes("""
+        import tensorflow as tf
+        encoder = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+        head = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        features = tf.Variable(tf.zeros((8, 4)), trainable=False)
+        opt = tf.keras.optimizers.Adam()
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                features.assign(tf.stop_gradient(encoder(x)))
+                loss = tf.reduce_mean(tf.square(head(features, training=True) - y))
+            grads = tape.gradient(loss, head.trainable_variables)
+            opt.apply_gradients(zip(grads, head.trainable_variables))
+    """) == []
+
+
+def test_an_assignment_before_the_tape_or_a_counter_inside_it_stays_silent():
+    assert codes("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        steps = tf.Variable(0)
+        scale = tf.Variable(1.0, trainable=False)
+        opt = tf.keras.optimizers.Adam()
+        def step(x, y):
+            scale.assign(tf.reduce_max(tf.abs(x)))
+            with tf.GradientTape() as tape:
+                steps.assign_add(1)
+                loss = tf.reduce_mean(tf.square(model(x / scale, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    """) == []
