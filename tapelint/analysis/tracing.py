@@ -272,9 +272,14 @@ def entry_calls(facts: Facts, entry: Entry) -> list[CallSite]:
         for binding in facts.bindings_of_value(entry.node):
             names.add(binding.target.rsplit(".", 1)[-1])
     found = []
+    parent = entry.scope.parent
     for name in names:
         for site in _calls_by_last_name(facts).get(name, ()):
             if traced_scope(facts, site.scope) is not None:
+                continue
+            if entry.how == "decorated" and parent is not None and not parent.is_module \
+                    and entry.scope.class_name is None and site.scope is parent and site.func == name:
+                found.append(site)  # a def nested in the function that calls it
                 continue
             for value in values_of(facts, site.node.func, site.scope, site.order):
                 if (entry.how == "decorated" and value.kind is Kind.FUNCTION and value.scope is entry.scope) or (
@@ -318,6 +323,22 @@ def entry_runs(facts: Facts, entry: Entry) -> Runs:
     if Runs.MANY in runs or len(calls) > 1:
         return Runs.MANY
     return runs.pop()
+
+
+def created_per_iteration(facts: Facts, entry: Entry) -> Span | None:
+    """The loop whose every iteration makes this `tf.function` object anew (a decorated def or a
+    `tf.function(g)` call in the loop body, not under an `if` of that body) and calls it in that same
+    iteration, not in a loop of its own: each iteration then traces once for one call."""
+    if entry.how == "keras":
+        return None
+    spans = blocks(facts)
+    loop = spans.innermost_loop(entry.order)
+    if loop is None or any(loop.encloses(g.order) for g in spans.guards(entry.order)):
+        return None
+    for site in entry_calls(facts, entry):
+        if site.order > entry.order and spans.innermost_loop(site.order) is loop:
+            return loop
+    return None
 
 
 def runs_many(facts: Facts, traced: Traced) -> bool:
