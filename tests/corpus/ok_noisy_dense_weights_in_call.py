@@ -1,4 +1,4 @@
-# expect: none
+# expect: TL305  # Keras 3 (TF 2.21) does not track the tf.Variable attributes of NoisyDense, so they never train
 """The same noisy-network Q learner with the noisy kernel combined in call, under the tape."""
 import numpy as np
 import tensorflow as tf

@@ -1,4 +1,4 @@
-# expect: none
+# expect: TL305  # Keras 3 (TF 2.21) does not track the tf.Variable attributes: `quantizer.trainable_variables` is [] (measured)
 """VQ-VAE quantizer with the straight-through estimator and a commitment loss."""
 import tensorflow as tf
 from tensorflow.keras import layers

@@ -1,4 +1,4 @@
-# expect: TL003
+# expect: TL003 TL305  # TL305: Keras 3 (TF 2.21) does not track the tf.Variable attributes of NoisyDense
 """A noisy-network Q learner whose noisy layer mixes its mean and scale variables once in build: they never learn."""
 import numpy as np
 import tensorflow as tf
