@@ -276,3 +276,58 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         return found
 
     return facts.cached("epochs.metrics_never_reset", compute)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- datasets
+@dataclass(eq=False)
+class FreshIterator:
+    site: CallSite  # the `next(...)` (or `.get_next()`) call
+    dataset: cst.BaseExpression  # what `iter(...)` is given
+    loop: Span  # the loop of training steps it runs in
+
+
+def _builtin(facts: Facts, func: cst.BaseExpression, name: str, order: int) -> bool:
+    """`func` is the builtin `name`: not an import, a function of this module or a rebound name."""
+    return (isinstance(func, cst.Name) and func.value == name and facts.resolve(func) is None
+            and facts.function_at(name, order) is None and not facts.bindings_of(name))
+
+
+def fresh_iterator_reads(facts: Facts) -> list[FreshIterator]:
+    """`next(iter(ds))` (or `iter(ds).get_next()`) on a `tf.data.Dataset`, run within a loop of training
+    steps that is not itself an epoch loop: every pass makes a new iterator and reads its first batch.
+    A read under an `if` of that loop (a periodic sample) is left out."""
+
+    def compute() -> list[FreshIterator]:
+        placement = loops(facts)
+        resolver = values(facts)
+        spans = blocks(facts)
+        epochs = placement.epoch_loops()
+        batch_loops = [loop for loop, _ in placement.batch_loops() if all(loop is not e for e in epochs)]
+        if not batch_loops:
+            return []
+        found: list[FreshIterator] = []
+        for site in facts.calls:
+            call = site.node
+            if _builtin(facts, call.func, "next", site.order) and call.args:
+                made = call.args[0].value
+            elif site.method == "get_next" and not call.args:
+                made = call.func.value  # type: ignore[union-attr]
+            else:
+                continue
+            if not (isinstance(made, cst.Call) and _builtin(facts, made.func, "iter", site.order) and made.args):
+                continue
+            dataset = made.args[0].value
+            kinds = resolver.of(dataset, site.scope, site.order)
+            if not kinds or any(v.kind is not Kind.DATASET for v in kinds):
+                continue
+            around = placement.loops_around(site.scope, site.order)
+            loop = next((b for b in reversed(around) if any(b is c for c in batch_loops)), None)
+            if loop is None:
+                continue
+            same_function = any(loop is inner for inner in spans.loops_enclosing(site.order))
+            if any(loop.order < g.order or not same_function for g in spans.guards(site.order)):
+                continue  # `if step % 100 == 0: sample = next(iter(val_ds))`
+            found.append(FreshIterator(site, dataset, loop))
+        return found
+
+    return facts.cached("epochs.fresh_iterator_reads", compute)  # type: ignore[no-any-return]

@@ -23,6 +23,9 @@ import libcst as cst
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.facts import Binding, CallSite, ClassInfo, Facts, Scope, arg_value
 from tapelint.analysis.vocabulary import (
+    DATASET_METHODS,
+    DATASET_PREFIX,
+    DATASET_SOURCES,
     LOAD_MODEL,
     MODEL_CLASSES,
     SCHEDULE_PREFIX,
@@ -51,6 +54,7 @@ class Kind(str, enum.Enum):
     CLASS = "class"
     INSTANCE = "instance"  # an object of a class defined in this module
     EXTERNAL = "external"  # the result of a call into a library we know by name only
+    DATASET = "dataset"  # a `tf.data.Dataset` (made by tf.data or a Keras `*_dataset_from_*` helper)
     NONE = "none"
     UNKNOWN = "unknown"
 
@@ -114,6 +118,8 @@ def _classify(qualified: str) -> tuple[Kind, str] | None:
         return Kind.OPTIMIZER, qualified
     if qualified.startswith(SCHEDULE_PREFIX):
         return Kind.SCHEDULE, qualified
+    if qualified in DATASET_SOURCES or qualified.startswith(DATASET_PREFIX) and qualified.count(".") == 3:
+        return Kind.DATASET, "tensorflow.data.Dataset"
     last = qualified.rsplit(".", 1)[-1]
     if qualified in MODEL_CLASSES or qualified in LOAD_MODEL or qualified.startswith("keras.applications."):
         return (Kind.MODEL, qualified) if last[:1].isupper() or qualified in LOAD_MODEL else None
@@ -565,6 +571,10 @@ class Values:
                 for value in receiver:
                     out_view |= _dict_view(value, func.attr.value, call)
                 return frozenset(out_view)
+        if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
+            receiver = self.of(func.value, scope, order)
+            if receiver and all(v.kind is Kind.DATASET for v in receiver):
+                return frozenset({Value(Kind.DATASET, id(call), call, cls="tensorflow.data.Dataset")})
         if isinstance(func, cst.Attribute) and func.attr.value in ("gradient", "jacobian"):
             receiver = self.of(func.value, scope, order)
             if receiver and all(v.kind is Kind.TAPE for v in receiver):

@@ -44,3 +44,19 @@ LOAD_MODEL = frozenset({"keras.models.load_model", "keras.saving.load_model"})
 WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 VARIABLE_CLASSES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
 TAPE_CLASSES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+
+# tf.data: what creates a `tf.data.Dataset`, and the methods that return another one.
+DATASET_PREFIX = "tensorflow.data.Dataset."
+DATASET_SOURCES = frozenset({
+    "tensorflow.data.TFRecordDataset", "tensorflow.data.TextLineDataset", "tensorflow.data.FixedLengthRecordDataset",
+    "tensorflow.data.experimental.make_csv_dataset", "tensorflow.data.experimental.CsvDataset",
+    "keras.utils.image_dataset_from_directory", "keras.preprocessing.image_dataset_from_directory",
+    "keras.utils.text_dataset_from_directory", "keras.preprocessing.text_dataset_from_directory",
+    "keras.utils.timeseries_dataset_from_array", "keras.preprocessing.timeseries_dataset_from_array",
+    "keras.utils.audio_dataset_from_directory",
+})
+DATASET_METHODS = frozenset({
+    "batch", "shuffle", "map", "repeat", "prefetch", "cache", "take", "skip", "filter", "unbatch", "padded_batch",
+    "with_options", "apply", "interleave", "flat_map", "enumerate", "concatenate", "shard", "rebatch",
+    "ragged_batch", "bucket_by_sequence_length", "take_while", "ignore_errors",
+})
