@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from tapelint.analysis.tracking import untracked_variables
 from tapelint.analysis.values import Kind
-from tapelint.diagnostic import Confidence, Severity
+from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 
@@ -24,9 +24,10 @@ class TfVariableNotTracked(Rule):
     the loss stays at 43.0 for every epoch (the flat 28.5 of the report), while the same layer with
     `add_weight` falls to 24.8; a custom loop over `layer.trainable_variables` fails in
     `apply_gradients` with `ValueError: not enough values to unpack (expected 2, got 0)`. A
-    `trainable=False` variable (a counter, a running statistic) still works while the program runs,
-    but `save_weights` + `load_weights` bring it back as its initial value (a call counter at 2.0
-    reloads as 0.0), so those findings are `info`. `tf.train.Checkpoint` still saves both kinds.
+    `trainable=False` variable (a counter, a KL weight or schedule value set with `assign`, as the
+    `tf.function` guide recommends) works while the program runs; it is only left out of
+    `save_weights` (a call counter at 2.0 reloads as 0.0), which rarely matters for such state, so it
+    is not reported. `tf.train.Checkpoint` still saves both kinds.
 
     ## Example
     ```python
@@ -52,7 +53,8 @@ class TfVariableNotTracked(Rule):
     Silent when the variable reaches a `tape.gradient` source list or an apply call directly
     (`tape.gradient(loss, [layer.w, layer.b])` trains it: measured, the loss falls to 0.0005), or when
     some gradient source cannot be read; silent for classes that define `trainable_variables` or
-    `trainable_weights` themselves. A `tf.Variable` held in a list or dict attribute is not looked at.
+    `trainable_weights` themselves, and for `trainable=False` variables (see above: a running statistic
+    kept that way is not restored by `load_weights`, and is missed). A `tf.Variable` held in a list or dict attribute is not looked at.
 
     ## Options
     None.
@@ -78,25 +80,18 @@ class TfVariableNotTracked(Rule):
     code = "TL305"
     name = "tf-variable-not-tracked"
     message = ("`{target}` is a raw `tf.Variable` on the Keras 3 {kind} `{cls}`: Keras 3 does not track it, "
-               "so it is missing from `trainable_variables` and {effect}; use `self.add_weight(...)` or `keras.Variable(...)`")
+               "so it is missing from `trainable_variables` and never trains (`fit` and loops over the weight lists skip it); use `self.add_weight(...)` or `keras.Variable(...)`")
     severity = Severity.ERROR
-    also_severity = {Severity.INFO: "a `trainable=False` variable: it works, but `save_weights`/`model.save` do not write it"}
     triggers = (("Variable", "Layer"), ("Variable", "Model"), ("Variable", "layers."))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
             return  # tf_keras layers track tf.Variable attributes
         for found in untracked_variables(self.facts):
-            if found.differentiated:
+            if found.differentiated or not found.trainable:
                 continue
             kind = "model" if found.kind is Kind.MODEL else "layer"
-            if found.trainable:
-                self.report(found.site.node, target=found.binding.target, kind=kind, cls=found.cls,
-                            effect="never trains (`fit` and loops over the weight lists skip it)")
-            else:
-                self.report(found.site.node, target=found.binding.target, kind=kind, cls=found.cls,
-                            effect="`save_weights`/`model.save` do not save it",
-                            severity=Severity.INFO, confidence=Confidence.INFERRED)
+            self.report(found.site.node, target=found.binding.target, kind=kind, cls=found.cls)
 
     VALID = [
         Valid(
@@ -186,6 +181,21 @@ class Linear(tf_keras.layers.Layer):
 """,
             "tf_keras layers track tf.Variable attributes",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+class CountingDense(tf.keras.layers.Dense):
+    def __init__(self, units):
+        super().__init__(units)
+        self.calls = tf.Variable(0, trainable=False)
+
+    def call(self, x):
+        self.calls.assign_add(1)
+        return super().call(x)
+""",
+            "near miss: a non-trainable counter; it works, only save_weights leaves it out",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -236,18 +246,20 @@ for x, y in batches:
         ),
         Invalid(
             """
+from tensorflow import keras
 import tensorflow as tf
 
-class CountingDense(tf.keras.layers.Dense):
-    def __init__(self, units):
-        super().__init__(units)
-        self.calls = tf.Variable(0, trainable=False)
+class LearnedLeakyReLU(keras.layers.Layer):
+    def build(self, input_shape):
+        self.alpha = tf.Variable(0.25, name="alpha")
 
     def call(self, x):
-        self.calls.assign_add(1)
-        return super().call(x)
+        return tf.maximum(x, 0.0) + self.alpha * tf.minimum(x, 0.0)
+
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16), LearnedLeakyReLU(), keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+model.fit(x_train, y_train, epochs=5)
 """,
             line=7,
-            message_contains="`save_weights`/`model.save` do not save it",
         ),
     ]
