@@ -4,10 +4,11 @@ import libcst as cst
 
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.facts import CallSite, Facts, Scope
+from tapelint.analysis.constants import string
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import model_reader
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, is_unknown, values_of
+from tapelint.analysis.values import Kind, is_unknown, values, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -101,6 +102,23 @@ class RemovedKerasApi(Rule):
     `LossScaleOptimizer.get_scaled_loss/get_unscaled_gradients` (now `scale_loss`, and
     `apply_gradients` unscales), and the `tf.keras.estimator`, `tf.keras.dtensor` and
     `tf.keras.callbacks.experimental` modules. `tf.compat.v1.keras` is Keras 3 on TF >= 2.16 too.
+    It also reports the Keras 3 signature changes, each run on Keras 3.15.1: `model.save(...,
+    save_format=...)` and `keras.models.save_model(..., save_format=...)` (ValueError "The `save_format`
+    argument is deprecated in Keras 3") and `model.save(path)` to a path without `.keras`, `.h5` or
+    `.hdf5` (ValueError "Invalid filepath extension for saving"; `.h5` still saves, with a "legacy"
+    warning in the log, and is not reported); `model.save_weights(path)` to a path that does not end in
+    `.weights.h5` (ValueError "The filename must end in `.weights.h5`") or with `save_format=` (TypeError);
+    `model.load_weights(path, by_name=...)` on anything but a legacy `.h5` file (ValueError "`by_name`
+    only supports loading legacy '.h5' or '.hdf5' files"); `layer.output_shape` / `layer.input_shape`
+    (AttributeError; models keep `output_shape`); `add_metric()` (NotImplementedError);
+    `self.add_variable("name", shape)` (ValueError "Could not interpret initializer identifier") and
+    `self.add_weight("name", ...)` (ValueError "`name` must be passed as a keyword argument"); subclasses of
+    the Keras optimizer that override `_resource_apply_dense` / `_create_slots` without `update_step`
+    (`apply_gradients` raises NotImplementedError) or call `self._set_hyper` / `_get_hyper`
+    (AttributeError); and a constant (`True`, `0.5`, `"x"`) passed positionally after the inputs of a
+    layer or model call, `model(x, False)` (ValueError "Only input tensors may be passed as positional
+    arguments"; `None` is accepted and not reported). These are reported only on objects the value model
+    proves to be a Keras model, layer or optimizer, and never for tf_keras code.
     Whether the receiver is a metric, a model or an optimizer is decided by the value model; an
     access to an `experimental` namespace or a removed module behind `hasattr(module, "experimental")
     and ...` or `if hasattr(...)` is not reported (the guard is False on Keras 3); one to
@@ -130,7 +148,12 @@ class RemovedKerasApi(Rule):
     Keras 3. `.lr` is reported on optimizers built in this file and on `<model>.optimizer`. An
     `experimental` module imported by name (`from tensorflow.keras.layers.experimental import
     preprocessing`) is not reported, only attribute chains that spell it out. Silent for
-    Keras 2 code (`tf_keras`, `TF_USE_LEGACY_KERAS`, or `keras-version = 2` in the config).
+    Keras 2 code (`tf_keras`, `TF_USE_LEGACY_KERAS`, or `keras-version = 2` in the config). A save path is
+    judged only when its end is known (a string, the last part of `os.path.join`, the text after an
+    f-string's last placeholder); `load_weights` of a TF checkpoint prefix is not reported (Keras 3.15
+    may read it as an Orbax checkpoint directory). `output_shape` is reported on names and attribute
+    chains (`layer.output_shape` in `for layer in model.layers`), not on `model.layers[0].output_shape`.
+    A positional argument is reported only when it is a constant: a variable holding a bool is not.
 
     ## Options
     None.
@@ -148,13 +171,20 @@ class RemovedKerasApi(Rule):
     `keras.layers.TFSMLayer`), `LinearCosineDecay`, `LinearModel`, `WideDeepModel`, `SequenceFeatures`,
     `SyncBatchNormalization` (`BatchNormalization(synchronized=True)`), `RandomHeight`, `RandomWidth`.
     Replacing a `legacy` optimizer by the current one is unsafe: their defaults and slot variables
-    differ. The removed backend functions have no mechanical replacement.
+    differ. The removed backend functions have no mechanical replacement. The signature changes get no
+    fix: a new file name changes what other code loads, and a positional argument's keyword is the
+    parameter's name, which only the layer's `call` knows.
 
     ## References
     - https://keras.io/guides/migrating_to_keras_3/
     - https://keras.io/api/metrics/base_metric/#reset_state-method
     - https://github.com/tensorflow/docs/pull/2336 (`'Mean' object has no attribute 'reset_states'` in the custom-loop tutorials)
     - https://github.com/tensorflow/tensorboard/pull/6932 (the same break in TensorBoard's get-started loop on TF 2.17)
+    - https://github.com/keras-team/keras/issues/18467 (tf.keras <> Keras 3 incompatibilities: SavedModel
+      saving through `model.save()` is gone)
+    - https://github.com/tensorflow/tflite-micro/issues/3623 (`save_format="tf"`: "The `save_format` argument
+      is deprecated in Keras 3")
+    - https://github.com/KichangKim/DeepDanbooru/issues/105 (the same ValueError with `save_format=h5`)
     - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
       Gradient Tape not working as expected" (`train_acc_metric.reset_states()` in a GradientTape loop)
     """
@@ -172,7 +202,9 @@ class RemovedKerasApi(Rule):
                 ("legacy", "optimizers"), "fit_generator", "evaluate_generator", "predict_generator",
                 "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"),
                 "get_scaled_loss", "get_unscaled_gradients", "keras.estimator", ("estimator", "keras."),
-                "keras.dtensor")
+                "keras.dtensor", ("save", "keras"), ("load_weights", "by_name"), "output_shape", "input_shape",
+                "add_metric", "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable",
+                ("add_weight", "keras"), ("True", "keras"), ("False", "keras"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
@@ -211,6 +243,7 @@ class RemovedKerasApi(Rule):
                 self.report(site.node, old=site.func or site.qualified, instead=_REMOVED_FUNCTIONS[site.qualified])
         self._experimental_namespaces(facts)
         self._removed_modules(facts)
+        self._changed_signatures(facts)
         for use in facts.name_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
@@ -290,6 +323,132 @@ class RemovedKerasApi(Rule):
             self.report(node, old=dotted(member) or text, instead=f"use `{dotted(new)}`",
                         fix=PendingFix(f"Use `{dotted(new)}`", True, [(member, new)]))
 
+    def _changed_signatures(self, facts: Facts) -> None:
+        """Keras 3 signature changes, each reported only on an object the value model proves to be a Keras
+        model, layer or optimizer (the errors quoted are Keras 3.15's)."""
+        for site in facts.calls:
+            func = site.node.func
+            method = site.method
+            if site.qualified in _SAVE_FUNCTIONS:
+                self._save(site, arg_value(site.node, 1, "filepath"), site.func or site.qualified, 1)
+                continue
+            if isinstance(func, cst.Attribute) and method in ("save", "save_weights", "load_weights"):
+                if not _is_model(facts, func.value, site.scope, site.order):
+                    continue
+                where = f"{site.receiver or render(func.value)}.{method}"
+                if method == "save":
+                    self._save(site, arg_value(site.node, 0, "filepath"), where, 0)
+                elif method == "save_weights":
+                    self._save_weights(site, where)
+                else:
+                    by_name = keyword_arg(site.node, "by_name")
+                    tail = _path_tail(facts, arg_value(site.node, 0, "filepath"), site.scope, site.order)
+                    legacy = tail is not None and tail.endswith(_LEGACY_H5) and not tail.endswith(".weights.h5")
+                    if by_name is not None and tail is not None and not legacy:
+                        self.report(by_name, old=f"{where}(..., by_name=...)",
+                                    instead="it only works for legacy `.h5` files (Keras 3.15 raises ValueError "
+                                            "\"`by_name` only supports loading legacy '.h5' or '.hdf5' files\"); "
+                                            "drop it and load a `.weights.h5` file saved by the same model")
+            elif isinstance(func, cst.Attribute) and method == "add_metric" and _kinds(
+                    facts, func.value, site.scope, site.order) <= {Kind.MODEL, Kind.LAYER} and _kinds(
+                    facts, func.value, site.scope, site.order):
+                self.report(func.attr, old=f"{site.receiver or render(func.value)}.add_metric()",
+                            instead="Keras 3.15 raises NotImplementedError; create a metric in `__init__` and call "
+                                    "its `update_state()`, or pass it to `compile(metrics=...)`")
+            elif isinstance(func, cst.Attribute) and method in ("add_variable", "add_weight"):
+                first = arg_value(site.node, 0)
+                if (isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                        and _kinds(facts, func.value, site.scope, site.order) in ({Kind.LAYER}, {Kind.MODEL})):
+                    error = ("\"Could not interpret initializer identifier\"" if method == "add_variable" else
+                             "\"`name` must be passed as a keyword argument\"")
+                    self.report(first, old=f"{site.receiver or render(func.value)}.{method}({render(first)}, ...)",
+                                instead=f"Keras 3's first parameter is `shape` (3.15 raises ValueError {error}); "
+                                        "pass `shape=` and `name=` as keywords")
+            else:
+                self._positional_flag(site)
+        self._keras2_optimizer_subclasses(facts)
+        for use in facts.name_uses:
+            node = use.node
+            if not isinstance(node, cst.Attribute) or node.attr.value not in ("output_shape", "input_shape"):
+                continue
+            if _kinds(facts, node.value, use.scope, use.order) != {Kind.LAYER} or _own_member(
+                    facts, node.value, use.scope, use.order, node.attr.value):
+                continue
+            self.report(node.attr, old=render(node),
+                        instead=f"use `{render(node.value)}.{node.attr.value[:-6]}.shape` (Keras 3.15 raises "
+                                f"AttributeError: no attribute '{node.attr.value}')")
+
+    def _save(self, site: CallSite, path: cst.BaseExpression | None, where: str, position: int) -> None:
+        facts = self.facts
+        save_format = keyword_arg(site.node, "save_format")
+        tail = _path_tail(facts, path, site.scope, site.order)
+        if keyword_arg(site.node, "zipped") is not None:
+            return
+        if save_format is not None:
+            fmt = string(save_format.value)
+            if (tail is not None and not tail.endswith(_SAVE_SUFFIXES)) or (
+                    tail is None and fmt is not None and fmt.lower() in ("tf", "savedmodel")):
+                self.report(save_format, old=f"{where}(..., save_format=...)",
+                            instead="Keras 3.15 raises ValueError \"The `save_format` argument is deprecated in Keras "
+                                    "3\"; save to a `.keras` file, or export a SavedModel with `model.export(path)`")
+            return
+        if tail is not None and not tail.endswith(_SAVE_SUFFIXES) and not tail.startswith("hf://"):
+            self.report(path or site.node, old=f"{where}({'..., ' * position}{render(path)})",
+                        instead="Keras 3.15 raises ValueError \"Invalid filepath extension for saving\"; save to a "
+                                "`.keras` file, or export a SavedModel with `model.export(path)`")
+
+    def _save_weights(self, site: CallSite, where: str) -> None:
+        save_format = keyword_arg(site.node, "save_format")
+        if save_format is not None:
+            self.report(save_format, old=f"{where}(..., save_format=...)",
+                        instead="Keras 3.15 raises TypeError (unexpected keyword argument 'save_format'); save to "
+                                "a path ending in `.weights.h5`")
+            return
+        path = arg_value(site.node, 0, "filepath")
+        tail = _path_tail(self.facts, path, site.scope, site.order)
+        if tail is not None and not tail.endswith(".weights.h5") and keyword_arg(site.node, "max_shard_size") is None:
+            self.report(path or site.node, old=f"{where}({render(path)})",
+                        instead="Keras 3.15 raises ValueError \"The filename must end in `.weights.h5`\"; use "
+                                "a `.weights.h5` path (or `tf.train.Checkpoint` for TF checkpoints)")
+
+    def _positional_flag(self, site: CallSite) -> None:
+        """`model(x, True)`, `dropout(x, False)`: Keras 3 takes only tensors positionally."""
+        facts = self.facts
+        positional = [a for a in site.node.args if a.keyword is None and not a.star]
+        if len(positional) < 2 or any(a.star for a in site.node.args):
+            return
+        callee = values_of(facts, site.node.func, site.scope, site.order)
+        if not callee or is_unknown(callee) or any(v.kind not in (Kind.MODEL, Kind.LAYER) for v in callee):
+            return
+        if any(v.cls in facts.classes and _defines(facts, v.cls, "__call__") for v in callee):
+            return
+        for arg in positional[1:]:
+            found = values_of(facts, arg.value, site.scope, site.order)
+            if found and all(v.kind is Kind.CONSTANT and v.const is not None for v in found):
+                shown = render(arg.value)
+                self.report(arg.value, old=f"{render(site.node.func)}(..., {shown})",
+                            instead=f"Keras 3.15 raises ValueError \"Only input tensors may be passed as positional "
+                                    f"arguments\"; pass it by keyword (`training={shown}`, or the parameter's name)")
+                return
+
+    def _keras2_optimizer_subclasses(self, facts: Facts) -> None:
+        """A subclass of the Keras optimizer written against Keras 2's optimizer internals."""
+        for info in facts.classes.values():
+            bases = values(facts).library_bases(info.name)
+            if not any(b in _OPTIMIZER_BASES for b in bases):
+                continue
+            hooks = [name for name in _KERAS2_OPTIMIZER_HOOKS if name in info.methods]
+            if hooks and not _defines(facts, info.name, "update_step"):
+                self.report(info.node.name, old=f"{info.name}.{hooks[0]}",
+                            instead="Keras 3 optimizers never call `_create_slots`/`_resource_apply_dense`, and "
+                                    "`apply_gradients` raises NotImplementedError (Keras 3.15): implement `build()` "
+                                    "and `update_step()`")
+            for site in facts.calls:
+                if (site.scope.class_name == info.name and site.func in ("self._set_hyper", "self._get_hyper")):
+                    self.report(site.node.func, old=f"{site.func}()",
+                                instead="Keras 3.15 raises AttributeError; store the value on `self` (a hyperparameter "
+                                        "such as `learning_rate` goes to `super().__init__`)")
+
     VALID = [
         Valid("""
 import tensorflow as tf
@@ -327,6 +486,47 @@ import tensorflow as tf
 opt = tf.compat.v1.train.AdamOptimizer(1e-3)
 train_op = opt.minimize(loss)
 """, "near miss: TF1 optimizers still have minimize"),
+        Valid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+model.save("model.keras")
+model.save("legacy_model.h5")
+model.save_weights("checkpoints/model.weights.h5")
+model.load_weights("legacy_weights.h5", by_name=True)
+tf.train.Checkpoint(model=model).save("checkpoints/ckpt")
+out = model(tf.ones((2, 4)), training=False)
+for layer in model.layers:
+    print(layer.output.shape)
+print(model.output_shape)
+""", "near miss: the Keras 3 spellings, a legacy .h5 file, a tf.train.Checkpoint and Model.output_shape"),
+        Valid("""
+import keras
+
+class Scale(keras.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1],), name="w")
+
+    def call(self, x, scale=1.0):
+        return x * self.w * scale
+
+class PlainSGD(keras.optimizers.Optimizer):
+    def update_step(self, gradient, variable, learning_rate):
+        variable.assign_sub(learning_rate * gradient)
+
+    def _create_slots(self, var_list):
+        pass
+
+layer = Scale()
+y = layer(keras.ops.ones((1, 3)), None)
+""", "near miss: keyword names, None passed positionally, a Keras 3 optimizer that implements update_step"),
+        Valid("""
+import tf_keras
+
+model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+model.save("saved_model", save_format="tf")
+model.save_weights("ckpt")
+""", "tf_keras keeps the Keras 2 signatures"),
         Valid("""
 import argparse
 parser = argparse.ArgumentParser()
@@ -435,6 +635,49 @@ model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 tf.keras.experimental.export_saved_model(model, "saved")
 augment = tf.keras.layers.experimental.preprocessing.RandomHeight(0.2)
 """, count=2, line=4, column=1, message_contains="model.export(path)"),
+        Invalid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+model.save("exported_model", save_format="tf")
+for epoch in range(3):
+    model.save_weights(f"checkpoints/epoch_{epoch}.h5")
+model.load_weights("checkpoints/epoch_2.weights.h5", by_name=True)
+""", count=3, line=6, column=30, message_contains="save_format"),
+        Invalid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dropout(0.5),
+                             tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam()
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+for layer in model.layers:
+    print(layer.name, layer.output_shape)
+""", count=2, line=9, message_contains="Only input tensors"),
+        Invalid("""
+import tensorflow as tf
+
+class Dense(tf.keras.layers.Layer):
+    def build(self, input_shape):
+        self.kernel = self.add_variable("kernel", [int(input_shape[-1]), 10])
+
+    def call(self, inputs):
+        self.add_metric(tf.reduce_mean(inputs), name="mean_input")
+        return tf.matmul(inputs, self.kernel)
+
+class SGDNoSlots(tf.keras.optimizers.Optimizer):
+    def __init__(self, learning_rate=0.01, name="SGDNoSlots", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self._set_hyper("learning_rate", learning_rate)
+
+    def _resource_apply_dense(self, grad, var, apply_state=None):
+        return var.assign_sub(grad * 0.01)
+""", count=4, line=6, message_contains="first parameter is `shape`"),
     ]
 
 
@@ -491,3 +734,55 @@ def _same_condition(facts: Facts, guard: CallSite, order: int) -> bool:
 
 def _is_call_func(facts: Facts, node: cst.CSTNode) -> bool:
     return any(site.node.func is node for site in facts.calls)
+
+
+_SAVE_FUNCTIONS = frozenset({"keras.models.save_model", "keras.saving.save_model"})
+_SAVE_SUFFIXES = (".keras", ".h5", ".hdf5")
+_LEGACY_H5 = (".h5", ".hdf5")
+_OPTIMIZER_BASES = frozenset({"keras.optimizers.Optimizer", "keras.optimizers.optimizer.Optimizer"})
+_KERAS2_OPTIMIZER_HOOKS = ("_resource_apply_dense", "_resource_apply_sparse", "_create_slots", "_prepare_local")
+
+
+def _path_tail(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> str | None:
+    """The known end of a file path: a string constant, the last part of `os.path.join(...)` or of
+    `dir + "name"`, or the text after the last placeholder of an f-string. None when unknown."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        return last.value if isinstance(last, cst.FormattedStringText) else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _path_tail(facts, expr.right, scope, order)
+    if isinstance(expr, cst.Call) and facts.resolve(expr.func) in ("os.path.join", "posixpath.join"):
+        parts = [a.value for a in expr.args if a.keyword is None and not a.star]
+        return _path_tail(facts, parts[-1], scope, order) if parts and len(parts) == len(expr.args) else None
+    found = values_of(facts, expr, scope, order)
+    texts = {v.const for v in found if v.kind is Kind.CONSTANT and isinstance(v.const, str)}
+    if found and len(texts) == 1 and len(found) == sum(1 for v in found if v.kind is Kind.CONSTANT):
+        return texts.pop()
+    if isinstance(expr, cst.Name) and found and not is_unknown(found):
+        return None
+    return None
+
+
+def _defines(facts: Facts, cls: str, member: str) -> bool:
+    """Does the local class `cls` (or a local base) define the method `member`?"""
+    seen: set[str] = set()
+    current: str | None = cls
+    while current is not None and current not in seen and current in facts.classes:
+        seen.add(current)
+        info = facts.classes[current]
+        if member in info.methods:
+            return True
+        current = next((b for b in info.bases if b in facts.classes), None)
+    return False
+
+
+def _own_member(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int, attr: str) -> bool:
+    """Does the local class of this layer set or define `attr` itself?"""
+    for value in values_of(facts, expr, scope, order):
+        if value.cls in facts.classes:
+            if _defines(facts, value.cls, attr) or any(
+                    b.scope.class_name == value.cls for b in facts.bindings_of(f"self.{attr}")):
+                return True
+    return False

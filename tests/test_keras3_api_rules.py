@@ -1,0 +1,61 @@
+"""The Keras 3 signature changes of TL502, on realistic loops: reported on Keras 3 objects, silent on the
+Keras 3 spellings and on tf_keras code."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tapelint.config import Config
+from tapelint.engine import lint_source
+
+LOOP = """
+import os
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+for epoch in range(5):
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    SAVE
+"""
+
+
+def _tl502(save: str, header: str = "") -> list[int]:
+    source = header + LOOP.replace("SAVE", save)
+    return [d.line for d in lint_source(textwrap.dedent(source), "t.py", Config(), force=True) if d.code == "TL502"]
+
+
+def test_save_weights_to_a_checkpoint_prefix_is_reported():
+    assert _tl502('model.save_weights(os.path.join("ckpt", "model"))') == [13]
+
+
+def test_save_weights_to_a_weights_h5_file_is_silent():
+    assert _tl502('model.save_weights(os.path.join("ckpt", f"epoch_{epoch}.weights.h5"))') == []
+
+
+def test_save_with_save_format_tf_is_reported_and_a_keras_file_is_not():
+    assert _tl502('model.save("export_dir", save_format="tf")') == [13]
+    assert _tl502('model.save("model.keras")') == []
+    assert _tl502('model.save("model.h5")') == []
+
+
+def test_a_path_we_cannot_read_is_not_judged():
+    assert _tl502("model.save(args.output_dir)") == []
+
+
+def test_tf_keras_code_keeps_its_signatures():
+    assert _tl502('model.save_weights("ckpt/model")', header="import tf_keras\n") == []
+
+
+def test_a_constant_passed_positionally_to_a_layer_is_reported_but_not_a_variable():
+    assert _tl502("model(x, False)") == [13]
+    assert _tl502("model(x, is_training)") == []
+
+
+def test_output_shape_of_a_layer_is_reported_and_of_a_model_is_not():
+    assert _tl502("print([layer.output_shape for layer in model.layers])") == [13]
+    assert _tl502("print(model.output_shape)") == []
