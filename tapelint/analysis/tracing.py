@@ -433,8 +433,15 @@ class _NumberReader:
             return False
         if binding.augmented:
             # `step += 1`: a number when what it adds is, and so is every value it started from.
-            earlier = [b for b in self.resolver.reaching(binding.target, binding.scope, binding.order)
-                       if b is not binding]
+            if "." in binding.target:
+                earlier = [b for b in self.f.bindings_of(binding.target)
+                           if b.scope.class_name == binding.scope.class_name and not b.augmented]
+            else:
+                earlier = [b for b in self.resolver.reaching(binding.target, binding.scope, binding.order)
+                           if b is not binding]
+                if not earlier and declared_outside(binding.scope, binding.target):
+                    earlier = [b for b in self.f.bindings_of(binding.target)
+                               if b.scope is self.f.module_scope and b.class_body is None and not b.augmented]
             if not earlier or not all(b.augmented or self._binding_number(b) for b in earlier if id(b) not in self.seen):
                 return False
         return self.number(binding.value, binding.scope, binding.order)
@@ -497,3 +504,85 @@ def _counter_loop(facts: Facts, loop_iter: cst.BaseExpression, path: tuple[int, 
     if not _is_builtin(facts, name):
         return False
     return (name == "range" and path == ()) or (name == "enumerate" and path == (0,))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Python state that a traced body touches: it changes only while tracing.
+
+def declared_outside(scope: Scope, name: str) -> bool:
+    """Does the function declare `name` `global` or `nonlocal` (at the top level of its body)?"""
+    node = scope.node
+    if node is None or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for statement in node.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in small.names):
+                    return True
+    return False
+
+
+def outer_list(facts: Facts, site: CallSite):  # type: ignore[no-untyped-def]
+    """For `xs.append(...)` (or `extend`/`insert`) in traced code: the binding of `xs` to a list
+    literal made outside the traced code (a module or eager variable, a `self.` attribute set in
+    `__init__`), when every binding of it is one; None when the list is local to the trace or unknown."""
+    receiver = site.receiver
+    if receiver is None or site.method not in ("append", "extend", "insert"):
+        return None
+    if receiver.startswith("self.") and receiver.count(".") == 1 and site.scope.class_name is not None:
+        bindings = [b for b in facts.bindings_of(receiver) if b.scope.class_name == site.scope.class_name]
+    elif "." not in receiver:
+        bindings = values(facts).reaching(receiver, site.scope, site.order)
+    else:
+        return None
+    if not bindings:
+        return None
+    for binding in bindings:
+        if traced_scope(facts, binding.scope) is not None or binding.path not in ((),):
+            return None
+        if binding.augmented or not isinstance(binding.value, cst.List):
+            return None
+    return bindings[0]
+
+
+def changed_outside(facts: Facts, scope: Scope, name: str, order: int):  # type: ignore[no-untyped-def]
+    """For a read of the Python number `name` (`self.beta`, or a module global) in traced code: a
+    binding that gives it a new Python number outside traced code after it is first set (in a method
+    other than `__init__`, from an instance of the class, or in a module-level loop), else None. Such
+    a change never reaches the trace, which keeps the value it read when it was traced."""
+    reader = _NumberReader(facts)
+    if name.startswith("self.") and name.count(".") == 1 and scope.class_name is not None:
+        cls = scope.class_name
+        attr = name.split(".", 1)[1]
+        own = [b for b in facts.bindings_of(name) if b.scope.class_name == cls]
+        if not own or not reader.number(cst.parse_expression(name), scope, order):
+            return None
+        for binding in own:
+            if binding.scope.simple_name not in ("__init__", "build") and traced_scope(facts, binding.scope) is None:
+                return binding
+        for binding in facts.bindings:
+            if not binding.target.endswith("." + attr) or binding.target.startswith("self."):
+                continue
+            target = binding.target_node
+            if not isinstance(target, cst.Attribute) or traced_scope(facts, binding.scope) is not None:
+                continue
+            owners = values_of(facts, target.value, binding.scope, binding.order)
+            if owners and all(v.cls == cls for v in owners) and binding.value is not None \
+                    and reader.number(binding.value, binding.scope, binding.order):
+                return binding
+        return None
+    if "." in name:
+        return None
+    found = [b for b in facts.bindings_of(name) if b.class_body is None]
+    if any(not b.scope.is_module and not declared_outside(b.scope, name) and b.scope.contains(scope) for b in found):
+        return None  # a local or enclosing function's variable, not the module's
+    module = [b for b in found if b.scope.is_module or declared_outside(b.scope, name)]
+    if len(module) < 2 or any(traced_scope(facts, b.scope) is not None for b in module):
+        return None
+    if not all(reader._binding_number(b) for b in module):
+        return None
+    spans = blocks(facts)
+    for binding in module[1:]:
+        if spans.innermost_loop(binding.order) is not None or not binding.scope.is_module:
+            return binding
+    return None
