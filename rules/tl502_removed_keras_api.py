@@ -202,9 +202,10 @@ class RemovedKerasApi(Rule):
                 ("legacy", "optimizers"), "fit_generator", "evaluate_generator", "predict_generator",
                 "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"),
                 "get_scaled_loss", "get_unscaled_gradients", "keras.estimator", ("estimator", "keras."),
-                "keras.dtensor", ("save", "keras"), ("load_weights", "by_name"), "output_shape", "input_shape",
-                "add_metric", "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable",
-                ("add_weight", "keras"), ("True", "keras"), ("False", "keras"))
+                "keras.dtensor", "save_format", "save_weights", (".save(", "keras"), ("save_model", "keras"),
+                ("load_weights", "by_name"), ("output_shape", "keras"), ("input_shape", "keras"), "add_metric",
+                "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable", ("add_weight", "keras"),
+                ("keras", ", True)"), ("keras", ", False)"), ("layers.Layer", "call(self"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
