@@ -122,12 +122,14 @@ class VariableCreatedInTfFunction(Rule):
         if len(made) != 1:
             return None
         (value,) = made
+        if value.node is not site.node:
+            return None  # what the call returns was made elsewhere (`tf.clip_by_value(variable, ...)`)
         short = value.short_class or ""
         if value.kind in (Kind.VARIABLE, Kind.OPTIMIZER, Kind.METRIC):
             return f"{site.func}(...)"
         if value.kind is Kind.LAYER and short in WEIGHTED_LAYERS and _called_in_place(facts, site):
             return f"{site.func}(...)"
-        if value.kind is Kind.MODEL and value.node is site.node and _called_in_place(facts, site):
+        if value.kind is Kind.MODEL and _called_in_place(facts, site):
             return f"{site.func}(...)"
         return None
 
