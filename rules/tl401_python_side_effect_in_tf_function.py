@@ -14,6 +14,10 @@ _SEEDING = frozenset({"seed", "set_state", "get_state", "default_rng", "RandomSt
 _GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"})
 
 
+# `tf.function` needs the `tf` alias; TensorFlow's own modules only name it in docstrings.
+_TF = "import tensorflow as tf"
+
+
 class PythonSideEffectInTfFunction(Rule):
     """
     ## What it does
@@ -80,8 +84,10 @@ class PythonSideEffectInTfFunction(Rule):
     name = "python-side-effect-in-tf-function"
     message = "{what} only while `{function}` is traced, not on every call: {effect}"
     severity = Severity.WARNING
-    triggers = (("function", "random"), ("function", "append"), ("function", "self."), ("function", "global"),
-                ("function", "nonlocal"), ("train_step", "compile"))
+    # A traced entry (`@tf.function`, `tf.function(f)`, a Keras step that `fit` traces) and an effect.
+    triggers = (("@tf.function", "random.", _TF), ("@tf.function", ".append(", _TF), ("@tf.function", "+= ", _TF),
+                ("@tf.function", "self.", _TF), ("tf.function(", "random.", _TF), ("tf.function(", ".append(", _TF),
+                ("tf.function(", "+= ", _TF), ("tf.function(", "self.", _TF), ("def train_step", "compile("))
     probe = ""
 
     def check(self) -> None:

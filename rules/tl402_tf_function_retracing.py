@@ -5,6 +5,10 @@ from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 
+# `tf.function` needs the `tf` alias; TensorFlow's own modules only name it in docstrings.
+_TF = "import tensorflow as tf"
+
+
 class TfFunctionRetracing(Rule):
     """
     ## What it does
@@ -73,7 +77,9 @@ class TfFunctionRetracing(Rule):
     name = "tf-function-retracing"
     message = "{what}: `{function}` is traced again on every iteration{extra}"
     severity = Severity.WARNING
-    triggers = ("function",)
+    # A `tf.function` and a loop that calls it.
+    triggers = (("@tf.function", "for ", _TF), ("@tf.function", "while ", _TF), ("tf.function(", "for ", _TF),
+                ("tf.function(", "while ", _TF))
     probe = ""
 
     def check(self) -> None:

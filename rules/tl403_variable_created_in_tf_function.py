@@ -24,6 +24,10 @@ def _called_in_place(facts: Facts, site: CallSite) -> bool:
     return False
 
 
+# `tf.function` needs the `tf` alias; TensorFlow's own modules only name it in docstrings.
+_TF = "import tensorflow as tf"
+
+
 class VariableCreatedInTfFunction(Rule):
     """
     ## What it does
@@ -97,8 +101,10 @@ class VariableCreatedInTfFunction(Rule):
     name = "variable-created-in-tf-function"
     message = "`{what}` is created inside the traced function `{function}`{via}: the first call raises `{error}`"
     severity = Severity.ERROR
-    triggers = (("function", "Variable"), ("function", "optimizers"), ("function", "metrics"),
-                ("function", "layers"), ("train_step", "compile"), ("test_step", "compile"))
+    triggers = (("@tf.function", "Variable(", _TF), ("tf.function(", "Variable(", _TF), ("@tf.function", "metrics.", _TF),
+                ("tf.function(", "metrics.", _TF), ("@tf.function", "optimizers.", _TF), ("tf.function(", "optimizers.", _TF),
+                ("@tf.function", "layers.", _TF), ("tf.function(", "layers.", _TF), ("def train_step", "compile("),
+                ("def test_step", "compile("))
     probe = ""
 
     def check(self) -> None:
