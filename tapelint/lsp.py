@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,8 @@ from pygls.workspace import TextDocument
 from tapelint import __version__, registry
 from tapelint.config import Config, find_config_file, load
 from tapelint.diagnostic import Diagnostic, Severity, TextEdit
-from tapelint.engine import lint_source
 from tapelint.project import ProjectIndex
-from tapelint.runner import attribute
+from tapelint.runner import attribute, lint_document
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
 from tapelint.fixes import fix_source
@@ -256,6 +256,56 @@ class TapelintProtocol(LanguageServerProtocol):
         return super().handle_message(message)
 
 
+class LintWorker:
+    """One long-lived worker process for lints and fixes, started on first use (spawned: forking a process
+    with threads is unsafe). If it dies, the call is retried once in this process and a new worker is
+    started for the next one."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> Any:
+        with self._lock:
+            if self._pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    def run(self, function: Any, *args: Any) -> Any:
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = self._executor()
+        try:
+            return pool.submit(function, *args).result()
+        except (BrokenProcessPool, RuntimeError, OSError) as error:
+            # RuntimeError: the pool was shut down under us; OSError: no more processes. Lint here instead.
+            logger.warning("the lint worker failed (%r); linting in the server process", error)
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            return function(*args)
+
+    def warm(self) -> None:
+        """Start the worker now, so the first lint does not pay for its start."""
+        self._executor().submit(lint_document, "", "<warm-up>", Config(), None)
+
+    def stop(self) -> None:
+        """Kill the worker at once (it may be in the middle of a long parse)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.kill()
+            except (OSError, AttributeError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 class TapelintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__, protocol_cls=TapelintProtocol,
@@ -269,11 +319,21 @@ class TapelintServer(LanguageServer):
         self.project = ProjectIndex()
         # One worker: lints never compete for the GIL, and a queued stale run is cancelled before it starts.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapelint-lint")
+        # The lint itself runs in a worker process: libcst's parser holds the GIL for the whole parse (seconds
+        # on a big file), which would freeze this process's message loop, `exit` included.
+        self.worker = LintWorker()
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # A malformed message from the client is the client's problem: log it, do not pop up a dialog.
         logger.warning("ignored a message tapelint could not handle: %s", error)
+        if isinstance(error, ValueError) and type(error).__name__ == "JSONDecodeError":
+            # JSON-RPC 2.0: a body that is not JSON gets a Parse error with a null id.
+            try:
+                self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {
+                    "code": int(types.ErrorCodes.ParseError), "message": f"tapelint: the message is not JSON ({error})"}})
+            except Exception:  # noqa: BLE001 - a client that went away must not take the server down
+                logger.warning("could not answer the malformed message")
 
     # -- documents ---------------------------------------------------------------------------------------
 
@@ -363,7 +423,7 @@ class TapelintServer(LanguageServer):
         try:
             # What the document imports from its own project is analysed with it (tapelint.project).
             prelude = self.project.prelude(path, source) if path is not None and path.suffix == ".py" else None
-            found = lint_source(source, name, config, force=True, prelude=prelude)
+            found = self.worker.run(lint_document, source, name, config, prelude)
             return tuple(attribute(found, name, prelude, {}))
         except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
             logger.exception("linting %s failed", uri)
@@ -469,7 +529,7 @@ class TapelintServer(LanguageServer):
                     edit=types.WorkspaceEdit(changes={uri: [self._edit(e, lines, codec) for e in fix.edits]}),
                 ))
         if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in run.diagnostics):
-            outcome = fix_source(run.source, self._lint_name(uri), self.config_for(uri), unsafe=False)
+            outcome = self.worker.run(fix_source, run.source, self._lint_name(uri), self.config_for(uri))
             if outcome.source != run.source:
                 actions.append(types.CodeAction(
                     title=FIX_ALL_TITLE,
@@ -516,6 +576,10 @@ class TapelintServer(LanguageServer):
 def create_server() -> TapelintServer:
     server = TapelintServer()
 
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TapelintServer, params: types.InitializedParams) -> None:
+        ls.worker.warm()
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: TapelintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
@@ -557,4 +621,16 @@ def create_server() -> TapelintServer:
 def serve() -> None:
     """Run the server over standard input and output until the client says exit."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="tapelint server: %(message)s")
-    create_server().start_io()
+    server = create_server()
+    server.start_io()
+    # `exit` ends the message loop; a lint still running in the worker thread (a big file) must not hold
+    # the process until it finishes, as interpreter shutdown would: leave now, with the protocol's code
+    # (0 after `shutdown`, 1 without).
+    code = 0 if getattr(server.protocol, "_shutdown", False) else 1
+    server.worker.stop()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

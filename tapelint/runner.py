@@ -46,6 +46,11 @@ def lint_file(source_file: SourceFile, config: Config, project: ProjectIndex | N
     return attribute(found, path, prelude, shown or {}), None
 
 
+def lint_document(source: str, name: str, config: Config, prelude: Prelude | None) -> list[Diagnostic]:
+    """Lint one editor buffer (what the language server's worker process runs)."""
+    return lint_source(source, name, config, force=True, prelude=prelude)
+
+
 def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown: dict[str, str]) -> list[Diagnostic]:
     """Give each finding of a file linted with its prelude to the right file: its own findings stay,
     findings in another linted module go to that module (under the path the user gave, `shown`), and
