@@ -1,4 +1,4 @@
-"""TL814 target-shape-broadcast: a finding of the runtime probe (`tapelint probe`); the static pass never runs it."""
+"""TL814 target-shape-broadcast-at-runtime: a finding of the runtime probe (`tapelint probe`); the static pass never runs it."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class TargetShapeBroadcast(Rule):
     """
 
     code = "TL814"
-    name = "target-shape-broadcast"
+    name = "target-shape-broadcast-at-runtime"  # TL110 (its static twin) has the plain name (issue 9)
     message = "{details}"
     severity = Severity.ERROR
     runtime_only = True

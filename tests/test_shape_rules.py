@@ -120,3 +120,144 @@ def test_initializer_chosen_at_run_time_is_silent():
             return tf.keras.Sequential([tf.keras.layers.Dense(8, kernel_initializer=init), tf.keras.layers.Dense(1)])
         model = build(get_initializer())
     """) == []
+
+
+# ----------------------------------------------------------------------------- TL110
+
+_LOOP = """
+        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.Adam()
+        for step in range(10):
+            with tf.GradientTape() as tape:
+                pred = model(x, training=True)
+                loss = {loss}
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def _program(data: str, loss: str) -> str:
+    return "import numpy as np\nimport tensorflow as tf\n" + textwrap.dedent(data) + textwrap.dedent(
+        _LOOP.format(loss=loss))
+
+
+def test_flat_numpy_labels_against_a_dense_1_output_are_reported():
+    found = findings(_program("""
+        x = np.random.rand(128, 4).astype("float32")
+        y = np.random.rand(128).astype("float32")
+    """, "tf.reduce_mean(tf.square(y - pred))"))
+    assert [(d.code, d.severity) for d in found] == [("TL110", Severity.ERROR)]
+    assert "(128,)" in found[0].message and "(N, 1)" in found[0].message
+
+
+def test_labels_reshaped_or_prediction_squeezed_are_silent():
+    data = """
+        x = np.random.rand(128, 4).astype("float32")
+        y = np.random.rand(128).astype("float32")
+    """
+    for loss in ("tf.reduce_mean(tf.square(tf.reshape(y, (-1, 1)) - pred))",
+                 "tf.reduce_mean(tf.square(y[:, None] - pred))",
+                 "tf.reduce_mean(tf.square(y - tf.squeeze(pred, -1)))",
+                 "tf.reduce_mean(tf.square(y - pred[:, 0]))",
+                 "tf.keras.losses.MeanSquaredError()(y, pred)",
+                 "tf.reduce_mean(tf.keras.losses.mean_squared_error(y, pred))"):
+        assert codes(_program(data, loss)) == [], loss
+
+
+def test_two_dimensional_labels_are_silent():
+    assert codes(_program("""
+        x = np.random.rand(128, 4).astype("float32")
+        y = np.random.rand(128, 1).astype("float32")
+    """, "tf.reduce_mean(tf.square(y - pred))")) == []
+
+
+def test_labels_of_unknown_shape_are_silent():
+    assert codes(_program("""
+        import pandas as pd
+        frame = pd.read_csv("data.csv")
+        x = frame.drop(columns=["target"]).values
+        y = frame["target"].values
+    """, "tf.reduce_mean(tf.square(y - pred))")) == []
+    assert codes(_program("""
+        x, y = load_dataset()
+    """, "tf.reduce_mean(tf.abs(y - pred))")) == []
+
+
+def test_sparse_labels_with_a_keras_loss_on_a_ten_way_classifier_are_silent():
+    assert codes("""
+        import numpy as np
+        import tensorflow as tf
+        x = np.random.rand(128, 4).astype("float32")
+        y = np.random.randint(0, 10, size=(128,))
+        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(10)])
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+    """) == []
+
+
+def test_hand_written_binary_cross_entropy_on_flat_labels_is_reported():
+    found = findings("""
+        import numpy as np
+        import tensorflow as tf
+        x = np.random.rand(128, 4).astype("float32")
+        y = np.random.randint(0, 2, size=128).astype("float32")
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+        with tf.GradientTape() as tape:
+            p = model(x, training=True)
+            loss = -tf.reduce_mean(y * tf.math.log(p) + (1.0 - y) * tf.math.log(1.0 - p))
+    """)
+    assert len(found) == 2
+
+
+def test_hand_rolled_linear_regression_on_a_column_feature_is_reported():
+    found = findings("""
+        import numpy as np
+        import tensorflow as tf
+        X = np.random.rand(200, 1).astype("float32")
+        y = (3.0 * X[:, 0] + 1.0).astype("float32")
+        w = tf.Variable(0.0)
+        b = tf.Variable(0.0)
+        model = tf.keras.layers.Dense(1)
+        with tf.GradientTape() as tape:
+            pred = w * X + b
+            loss = tf.reduce_mean(tf.square(y - pred))
+        grads = tape.gradient(loss, [w, b])
+    """)
+    assert [d.code for d in found] == ["TL110"]
+    assert "np.random.rand(200, 1)" in found[0].message
+
+
+def test_pairwise_differences_built_on_purpose_are_silent():
+    assert codes("""
+        import numpy as np
+        import tensorflow as tf
+        a = np.random.rand(64)
+        b = np.random.rand(64)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        with tf.GradientTape() as tape:
+            distances = tf.square(a[:, None] - b)
+            loss = tf.reduce_mean(model(distances))
+    """) == []
+
+
+def test_tf_data_labels_reach_a_step_function():
+    found = findings("""
+        import numpy as np
+        import tensorflow as tf
+        x = np.random.rand(256, 3).astype("float32")
+        y = np.random.rand(256).astype("float32")
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+
+        @tf.function
+        def step(features, labels):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.abs(labels - model(features, training=True)))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+        for xb, yb in ds:
+            step(xb, yb)
+    """)
+    assert [d.code for d in found] == ["TL110"]
