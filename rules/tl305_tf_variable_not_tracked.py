@@ -52,7 +52,8 @@ class TfVariableNotTracked(Rule):
     ## Known problems
     Silent when the variable reaches a `tape.gradient` source list or an apply call directly
     (`tape.gradient(loss, [layer.w, layer.b])` trains it: measured, the loss falls to 0.0005), or when
-    some gradient source cannot be read; silent for classes that define `trainable_variables` or
+    some gradient source cannot be read, unless a model of that class is also trained with `fit` or
+    `train_on_batch` (which steps only the tracked weights); silent for classes that define `trainable_variables` or
     `trainable_weights` themselves, and for `trainable=False` variables (see above: a running statistic
     kept that way is not restored by `load_weights`, and is missed). A `tf.Variable` held in a list or dict attribute is not looked at.
 
@@ -88,7 +89,7 @@ class TfVariableNotTracked(Rule):
         if self.context.keras_version == 2:
             return  # tf_keras layers track tf.Variable attributes
         for found in untracked_variables(self.facts):
-            if found.differentiated or not found.trainable:
+            if not found.trainable or (found.differentiated and not found.fitted):
                 continue
             kind = "model" if found.kind is Kind.MODEL else "layer"
             self.report(found.site.node, target=found.binding.target, kind=kind, cls=found.cls)

@@ -31,6 +31,7 @@ class UntrackedVariable:
     kind: Kind  # MODEL or LAYER
     trainable: bool  # False for `trainable=False`
     differentiated: bool  # reaches a `tape.gradient` source or an apply call directly
+    fitted: bool = False  # an instance of the class (a model) is trained with `fit`/`train_on_batch`
 
     @property
     def attribute(self) -> str:
@@ -64,7 +65,7 @@ def untracked_variables(facts: Facts) -> list[UntrackedVariable]:
             if _overrides_weights(facts, cls):
                 continue
             found.append(UntrackedVariable(binding, site, cls, kind, _trainable(value),
-                                           _differentiated(facts, value)))
+                                           _differentiated(facts, value), _fitted(facts, cls)))
         return found
 
     return facts.cached("untracked_variables", compute)  # type: ignore[no-any-return]
@@ -85,6 +86,22 @@ def _overrides_weights(facts: Facts, cls: str) -> bool:
         if _WEIGHT_PROPERTIES & set(info.methods):
             return True
         current = next((b for b in info.bases if b in facts.classes), None)
+    return False
+
+
+_FIT_METHODS = frozenset({"fit", "train_on_batch", "fit_generator"})
+
+
+def _fitted(facts: Facts, cls: str) -> bool:
+    """Is a model of this class trained by Keras itself (`model.fit(...)`), which steps only the
+    tracked weights, whatever a hand-written loop elsewhere does with the attribute?"""
+    resolver = values(facts)
+    for site in facts.calls:
+        if site.method not in _FIT_METHODS or not isinstance(site.node.func, cst.Attribute):
+            continue
+        receiver = resolver.of(site.node.func.value, site.scope, site.order)
+        if any(v.kind is Kind.MODEL and v.cls == cls for v in receiver):
+            return True
     return False
 
 
