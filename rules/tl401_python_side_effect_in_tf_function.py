@@ -73,7 +73,8 @@ class PythonSideEffectInTfFunction(Rule):
     No fix: moving state into a `tf.Variable` changes how the rest of the code reads it.
 
     ## References
-    - https://www.tensorflow.org/guide/function#executing_python_side_effects
+    - https://www.tensorflow.org/guide/function ("Better performance with tf.function": do not rely on Python
+      side effects such as object mutation or list appends; NumPy and Python calls become constants)
     - https://github.com/tensorflow/tensorflow/issues/31362 ("Non-tensorflow code gets executed only on
       the first run of tf.function": a counter on an object)
     - https://github.com/tensorflow/tensorflow/pull/24610 (the `tf.function` docs: `np.random` in a traced
