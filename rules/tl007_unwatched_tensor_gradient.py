@@ -124,7 +124,8 @@ class UnwatchedTensorGradient(Rule):
         indent = line[: where.start.column]
         if indent.strip():
             return None
-        text = f"{grad.tape.name}.watch({name})\n{indent}{self.context.module.code_for_node(small)}"
+        newline = self.context.module.default_newline  # the file's own line ending: LF, CRLF or a lone CR
+        text = f"{grad.tape.name}.watch({name}){newline}{indent}{self.context.module.code_for_node(small)}"
         return PendingFix(f"Watch `{name}` on the tape", True, [(small, text)])
 
     VALID = [

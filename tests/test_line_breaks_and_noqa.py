@@ -45,3 +45,20 @@ def test_noqa_with_a_colon_and_no_code_suppresses_nothing_and_a_spaced_colon_nam
     assert lint_source(base + "  # noqa : TL501\n", "x.py", Config()) == []
     assert [d.code for d in lint_source(base + "  # noqa : TL201\n", "x.py", Config())] == ["TL501"]
     assert lint_source(base + "  # noqa\n", "x.py", Config()) == []
+
+
+def test_the_watch_fix_uses_the_file_s_own_line_ending():
+    from tapelint.config import Config
+    from tapelint.fixes import fix_source
+
+    source = ("import tensorflow as tf\n"
+              "x = tf.constant([[1.0, 2.0]])\n"
+              "with tf.GradientTape() as tape:\n"
+              "    y = tf.reduce_sum(x * x)\n"
+              "grads = tape.gradient(y, x)\n")
+    for ending in ("\r\n", "\r"):
+        fixed = fix_source(source.replace("\n", ending), "t.py", Config()).source
+        assert f"    tape.watch(x){ending}    y = tf.reduce_sum(x * x){ending}" in fixed
+        assert fixed.count(ending) == source.count("\n") + 1
+        if ending == "\r":
+            assert "\n" not in fixed
