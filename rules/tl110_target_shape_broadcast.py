@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.shapes import TensorShape, elementwise_operations, shape_of
+import libcst as cst
+
+from tapelint.analysis.shapes import TensorShape, elementwise_operation, shape_of
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -92,10 +94,25 @@ class TargetShapeBroadcast(Rule):
     triggers = (("GradientTape", "Dense"),)
     probe = "TL814 compares the shapes of the targets and predictions that reach the loss at run time."
 
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context)
+        self.candidates: list[cst.CSTNode] = []
+
+    # The batched traversal collects the candidates; `check` asks the shape analysis about them.
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.candidates.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if len(node.args) >= 2:
+            self.candidates.append(node)
+
     def check(self) -> None:
         facts = self.facts
         text = facts.module.code_for_node
-        for operation in elementwise_operations(facts):
+        for node in self.candidates:
+            operation = elementwise_operation(facts, node)
+            if operation is None:
+                continue
             left = shape_of(facts, operation.left, operation.scope, operation.order)
             if left is None:
                 continue

@@ -3,6 +3,7 @@ from __future__ import annotations
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import keyword_arg
 from tapelint.analysis.layer_graph import NOISE, ConstantInit, Successor, layer_initializer, successors
+from tapelint.analysis.unit_tests import in_unit_test
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -55,7 +56,8 @@ class ZeroInitializedWeights(Rule):
     Not reported, on purpose: a zero-initialized last layer (an output head, or the last layer of a
     residual branch whose output is added to a skip connection: a common, correct trick), zero biases (the
     default), a single-layer linear or logistic model (convex, it trains from zero), and a layer built
-    with `trainable=False` or frozen later. A constant layer whose successor cannot be read (a custom
+    with `trainable=False` or frozen later, and layers built in the methods of a `TestCase` (unit tests
+    use constant weights on purpose, to assert exact numbers). A constant layer whose successor cannot be read (a custom
     layer, a model nested in a model, a layer chosen in a loop) is not reported.
 
     ## Options
@@ -95,6 +97,9 @@ class ZeroInitializedWeights(Rule):
             kernel = layer_initializer(facts, pair.layer, "kernel_initializer")
             if kernel is None or self._frozen(pair):
                 continue
+            site = facts.call_site(pair.layer)
+            if site is not None and in_unit_test(facts, site.scope):
+                continue  # a test that wants exact, identical numbers
             reported.add(id(pair.layer))
             message, severity = self._verdict(pair, kernel)
             arg = keyword_arg(pair.layer, "kernel_initializer")

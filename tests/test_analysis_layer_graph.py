@@ -112,3 +112,34 @@ def test_a_name_that_may_hold_two_initializers_is_not_one_constant():
     """)
     site = facts.calls_to("probe")[0]
     assert constant_initializer(facts, site.node.args[0].value, site.scope, site.order) is None
+
+
+def test_methods_of_library_test_cases_are_unit_tests():
+    from tapelint.analysis.unit_tests import in_unit_test
+
+    facts = _facts("""
+        import unittest
+        import tensorflow as tf
+        from keras.src import testing
+
+        class Base(testing.TestCase):
+            pass
+
+        class LayerTest(Base):
+            def test_dense(self):
+                def helper():
+                    probe()
+                probe()
+
+        class TfTest(tf.test.TestCase):
+            def test_x(self):
+                probe()
+
+        class Trainer:
+            def test_run(self):
+                probe()
+
+        def test_plain():
+            probe()
+    """)
+    assert [in_unit_test(facts, s.scope) for s in facts.calls_to("probe")] == [True, True, True, False, False]

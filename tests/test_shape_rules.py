@@ -261,3 +261,16 @@ def test_tf_data_labels_reach_a_step_function():
             step(xb, yb)
     """)
     assert [d.code for d in found] == ["TL110"]
+
+
+def test_constant_weights_in_a_test_case_are_silent():
+    assert codes("""
+        import tensorflow as tf
+
+        class OptimizerTest(tf.test.TestCase):
+            def test_update(self):
+                model = tf.keras.Sequential([
+                    tf.keras.layers.Dense(2, kernel_initializer="ones", use_bias=False),
+                    tf.keras.layers.Dense(1, kernel_initializer="ones", use_bias=False),
+                ])
+    """) == []

@@ -130,39 +130,72 @@ class Elementwise:
 _ARITHMETIC = (cst.Subtract, cst.Add, cst.Multiply, cst.Divide)
 
 
+def elementwise_operation(facts: Facts, node: cst.CSTNode) -> Elementwise | None:
+    """`node` as an element-wise operation of two tensors (`a - b`, `a + b`, `a * b`, `a / b`, a call of
+    `subtract`/`squared_difference`/... of TF, NumPy or `keras.ops`), with the scope and document order of
+    its first read; None when it is not one."""
+    pair: tuple[cst.BaseExpression, cst.BaseExpression] | None = None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        pair = (node.left, node.right)
+    elif isinstance(node, cst.Call):
+        site = facts.call_site(node)
+        qualified = (site.qualified if site is not None else None) or ""
+        if qualified.startswith(_OP_PREFIXES) and qualified.rsplit(".", 1)[-1] in _BINARY:
+            a, b = arg_value(node, 0, "x"), arg_value(node, 1, "y")
+            if a is not None and b is not None:
+                pair = (a, b)
+    if pair is None:
+        return None
+    position = _position(facts, node)
+    if position is None:
+        return None
+    return Elementwise(node, pair[0], pair[1], position[0], position[1])  # type: ignore[arg-type]
+
+
 def elementwise_operations(facts: Facts) -> list[Elementwise]:
-    """Every `a - b`, `a + b`, `a * b`, `a / b` and two-tensor element-wise call in the module, with the
-    scope and document order of its first read."""
+    """Every element-wise operation of two tensors in the module (see `elementwise_operation`)."""
 
     def compute() -> list[Elementwise]:
-        where: dict[int, tuple[Scope, int]] = {}
-        for use in facts.name_uses:
-            where.setdefault(id(use.node), (use.scope, use.order))
-        for site in facts.calls:
-            where.setdefault(id(site.node), (site.scope, site.order))
-        out: list[Elementwise] = []
-        for node in iter_nodes(facts.module):
-            pair: tuple[cst.BaseExpression, cst.BaseExpression] | None = None
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
-                pair = (node.left, node.right)
-            elif isinstance(node, cst.Call):
-                qualified = facts.resolve(node.func) or ""
-                if qualified.startswith(_OP_PREFIXES) and qualified.rsplit(".", 1)[-1] in _BINARY:
-                    a, b = arg_value(node, 0, "x"), arg_value(node, 1, "y")
-                    if a is not None and b is not None:
-                        pair = (a, b)
-            if pair is None:
-                continue
-            position = None
-            for inner in iter_nodes(node):
-                position = where.get(id(inner))
-                if position is not None:
-                    break
-            if position is not None:
-                out.append(Elementwise(node, pair[0], pair[1], position[0], position[1]))  # type: ignore[arg-type]
-        return out
+        found = (elementwise_operation(facts, node) for node in iter_nodes(facts.module))
+        return [op for op in found if op is not None]
 
     return facts.cached("elementwise_operations", compute)  # type: ignore[no-any-return]
+
+
+def _position(facts: Facts, node: cst.CSTNode) -> tuple[Scope, int] | None:
+    """The scope and order of the first name read or call inside `node` (Facts numbers those)."""
+    where: dict[int, tuple[Scope, int]] = facts.cached("read_positions", lambda: _read_positions(facts))
+    current: cst.CSTNode | None = node
+    for _ in range(64):
+        if current is None:
+            break
+        found = where.get(id(current))
+        if found is not None:
+            return found
+        if isinstance(current, cst.BinaryOperation):
+            current = current.left
+        elif isinstance(current, (cst.Attribute, cst.Subscript)):
+            current = current.value
+        elif isinstance(current, cst.UnaryOperation):
+            current = current.expression
+        elif isinstance(current, cst.Comparison):
+            current = current.left
+        else:
+            break
+    for inner in iter_nodes(node):
+        found = where.get(id(inner))
+        if found is not None:
+            return found
+    return None
+
+
+def _read_positions(facts: Facts) -> dict[int, tuple[Scope, int]]:
+    where: dict[int, tuple[Scope, int]] = {}
+    for use in facts.name_uses:
+        where.setdefault(id(use.node), (use.scope, use.order))
+    for site in facts.calls:
+        where.setdefault(id(site.node), (site.scope, site.order))
+    return where
 
 
 def _reader(facts: Facts) -> "_Shapes":
