@@ -75,6 +75,9 @@ class ImportMap:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        # Local name -> the module path as imported, before `canonical` merges the Keras spellings:
+        # which package (Keras 3, tf_keras, tensorflow_hub) an object comes from (analysis/keras_packages).
+        self.origins: dict[str, str] = {}
         self.uses_tf_keras = False
         self.imports_tensorflow = False
         self.imports_keras = False
@@ -87,10 +90,12 @@ class ImportMap:
             self._note(full)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self.aliases[alias.asname.name.value] = canonical(full)
+                self.origins[alias.asname.name.value] = full
             else:
                 root = full.split(".")[0]
                 # `import tensorflow.keras` binds `tensorflow`; attribute access expands later.
                 self.aliases.setdefault(root, root)
+                self.origins.setdefault(root, root)
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -106,6 +111,7 @@ class ImportMap:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = canonical(full)
+            self.origins[local] = full
 
     def _note(self, module: str) -> None:
         root = module.split(".")[0]
@@ -130,6 +136,19 @@ class ImportMap:
         if base is None:
             return None
         return canonical(f"{base}.{rest}" if rest else base)
+
+
+def origin(imports: ImportMap, node: cst.BaseExpression | None) -> str | None:
+    """The dotted name of a Name/Attribute chain rooted in an import, spelled as imported (no
+    canonical merging: `tf_keras.layers.Dense` stays `tf_keras...`, `tf.keras.X` is `tensorflow.keras.X`)."""
+    name = dotted(node)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    base = imports.origins.get(head)
+    if base is None:
+        return None
+    return f"{base}.{rest}" if rest else base
 
 
 def is_tf_name(qualified: str | None) -> bool:
