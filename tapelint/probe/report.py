@@ -71,6 +71,8 @@ class ProbeResult:
     elapsed: float = 0.0
     output_tail: list[str] = field(default_factory=list)
     requested_steps: int = 1
+    # What the probe had to do to the run itself: processes it stopped, a stop the script ignored.
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any], *, display_script: str, settings: dict[str, Any] | None,
@@ -84,7 +86,8 @@ class ProbeResult:
                    steps=int(evidence.get("steps_completed", 0)), device=evidence.get("device"),
                    gpus=list(evidence.get("gpus") or []), error=payload.get("error"),
                    exit_code=payload.get("exit_code"), evidence=evidence, findings=findings, elapsed=elapsed,
-                   output_tail=list(output_tail or []), requested_steps=steps)
+                   output_tail=list(output_tail or []), requested_steps=steps,
+                   notes=list(payload.get("notes") or []))
 
     @property
     def gradient_calls(self) -> int:
@@ -158,7 +161,7 @@ class ProbeResult:
         return {
             "status": self.status, "ok": self.ok, "script": self.script, "steps": self.steps,
             "device": self.device, "gpus": self.gpus, "error": self.error, "exit_code": self.exit_code,
-            "failure": self.failure, "elapsed_s": round(self.elapsed, 3),
+            "failure": self.failure, "elapsed_s": round(self.elapsed, 3), "notes": self.notes,
             "measurements": self.evidence.get("steps") or [],
             "optimizers": self.evidence.get("optimizers") or [],
         }
@@ -171,7 +174,7 @@ class ProbeResult:
                                "diagnostics": [d.to_dict() for d in self.findings]}, indent=2, default=str) + "\n"
         from tapelint.reporters.text import location
 
-        lines = [self.summary_line(), *self.step_lines()]
+        lines = [self.summary_line(), *self.step_lines(), *(f"  note: {note}" for note in self.notes)]
         failure = self.failure
         if failure:
             lines.append(f"tapelint: probe: {failure}")

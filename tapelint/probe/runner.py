@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,6 +19,7 @@ from tapelint.errors import InputError
 from tapelint.probe.report import ProbeResult
 
 OUTPUT_TAIL_LINES = 15
+MAX_LINE = 300
 
 
 def _memory_limiter(megabytes: int):  # type: ignore[no-untyped-def]
@@ -39,13 +41,143 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-def _tail(path: Path) -> list[str]:
+def _become_subreaper() -> bool:
+    """Linux: let orphaned descendants (a `setsid` daemon whose parent exited) be re-parented to this
+    process instead of init, so the probe can find and stop them. A no-op elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
-        data = path.read_bytes()[-20000:].decode("utf-8", "replace")
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> dict[int, int]:
+    """pid -> process group of this process's children, from /proc (empty where there is none)."""
+    me = os.getpid()
+    found: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            found[int(entry)] = int(fields[2])
+    return found
+
+
+def _descendants(root: int) -> list[int]:
+    """Every living descendant of `root`, whatever session or group it moved to."""
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
     except OSError:
         return []
-    lines = [line for line in data.splitlines() if line.strip()]
-    return lines[-OUTPUT_TAIL_LINES:]
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                ppid = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _stop(pids: list[int]) -> int:
+    stopped = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            stopped += 1
+        except (ProcessLookupError, PermissionError):
+            continue
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # reap the ones that were re-parented to us
+        except (ChildProcessError, OSError):
+            pass
+    return stopped
+
+
+class _OutputTail:
+    """Reads the child's output as it comes and keeps only its last bytes: a script that prints without end
+    costs neither memory nor disk."""
+
+    LIMIT = 64 * 1024
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.data = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._pump, name="tapelint-probe-output", daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.stream.fileno(), 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.total += len(chunk)
+            self.data += chunk
+            if len(self.data) > 2 * self.LIMIT:
+                del self.data[: len(self.data) - self.LIMIT]
+
+    def lines(self, wait: float = 2.0) -> list[str]:
+        self.thread.join(wait)
+        text = bytes(self.data[-self.LIMIT:]).decode("utf-8", "replace")
+        lines = [line for line in text.splitlines() if line.strip()][-OUTPUT_TAIL_LINES:]
+        return [line if len(line) <= MAX_LINE else line[:MAX_LINE] + f"... ({len(line)} characters)" for line in lines]
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP reached tapelint while the probe ran: stop the child, then leave."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _report_status(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}" + (" (a crash in native code)" if -returncode in (signal.SIGSEGV, signal.SIGBUS,
+                                                                                       signal.SIGABRT) else "")
+    return f"exited with status {returncode} without returning to the probe (os._exit?)"
+
+
+# A script that keeps going after the probe stopped it (it caught the stop) is killed this long after.
+STOP_GRACE_S = 3.0
+POLL_S = 0.2
 
 
 def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int = 1, timeout: float = 300.0,
@@ -80,54 +212,108 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
 
     options = {"script": str(path), "args": list(args), "steps": steps, "device": device}
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tapelint-probe-") as folder:
-        report_path = Path(folder) / "report.json"
-        output_path = Path(folder) / "output.log"
-        with open(output_path, "wb") as output:
+    subreaper = _become_subreaper()
+    before = set(_children())
+    previous: dict[int, Any] = {}
+
+    def terminate(signum: int, frame: Any) -> None:  # noqa: ARG001
+        raise _Terminated(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, terminate)
+    stray = 0
+    killed_after_stop = False
+    try:
+        with tempfile.TemporaryDirectory(prefix="tapelint-probe-") as folder:
+            report_path = Path(folder) / "report.json"
             process = subprocess.Popen(
                 [sys.executable, "-m", "tapelint.probe.child", str(report_path), json.dumps(options)],
-                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                 cwd=str(cwd) if cwd is not None else None, start_new_session=True,
                 preexec_fn=_memory_limiter(memory_limit_mb) if memory_limit_mb else None,
             )
+            output = _OutputTail(process.stdout)
             timed_out = False
+            stopped_since: float | None = None
             try:
-                returncode = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(process)
-                returncode = process.wait()
+                while True:
+                    try:
+                        returncode = process.wait(timeout=POLL_S)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    now = time.monotonic()
+                    if now - started > timeout:
+                        timed_out = True
+                        break
+                    if stopped_since is None:
+                        if _report_status(report_path) == "stopped":
+                            stopped_since = now
+                    elif now - stopped_since > STOP_GRACE_S:
+                        killed_after_stop = True  # the script caught the probe's stop and kept going
+                        break
+                if timed_out or killed_after_stop:
+                    descendants = _descendants(process.pid)
+                    _kill_group(process)
+                    _stop(descendants)
+                    returncode = process.wait()
             except BaseException:
+                descendants = _descendants(process.pid)
                 _kill_group(process)
+                _stop(descendants)
                 process.wait()
                 raise
-            # Whatever the script started (data loader workers, servers) goes with it.
+            # Whatever the script started goes with it: its process group, then anything that left the group
+            # (setsid daemons) and was re-parented to us.
             _kill_group(process)
-        elapsed = time.monotonic() - started
-        tail = _tail(output_path)
-        payload: dict[str, Any] | None = None
-        if report_path.is_file():
-            try:
-                payload = json.loads(report_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                payload = None
+            if subreaper:
+                stray = _stop([pid for pid in _children() if pid not in before])
+            tail = output.lines()
+            if process.stdout is not None:
+                process.stdout.close()
+            elapsed = time.monotonic() - started
+            payload: dict[str, Any] | None = None
+            if report_path.is_file():
+                try:
+                    payload = json.loads(report_path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    payload = None
+    except _Terminated as stop:
+        raise SystemExit(128 + stop.signum) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
-    if payload is None:
+    steps_done = ((payload or {}).get("evidence") or {}).get("steps_completed", 0)
+    memory_note = ""
+    if memory_limit_mb:
+        hit = (returncode in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT)
+               or ((payload or {}).get("error") or {}).get("type") == "MemoryError"
+               or any("bad_alloc" in line or "MemoryError" in line or "OOM" in line for line in tail))
+        if hit:
+            memory_note = f"the script exceeded the memory limit of {memory_limit_mb} MB"
+    if payload is None or (payload.get("status") in ("starting", "running") and not timed_out):
         if timed_out:
             payload = {"status": "timeout", "error": {"message": f"no training step finished within {timeout:g} s"}}
         else:
-            reason = f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
-            hint = " (the --memory-limit?)" if memory_limit_mb and returncode != 0 else ""
-            payload = {"status": "crashed", "error": {"message": f"the probe's child process died: {reason}{hint}"}}
-    elif timed_out:
-        if payload.get("status") == "stopped":
-            # The probe had its steps; the script swallowed the stop and kept going.
-            pass
-        else:
-            steps_done = (payload.get("evidence") or {}).get("steps_completed", 0)
-            payload["status"] = "timeout"
-            payload["error"] = {"message": f"the script ran past the {timeout:g} s timeout "
-                                           f"({steps_done} step{'s' if steps_done != 1 else ''} finished) and was killed"}
+            message = memory_note or f"the script's process {_how_it_ended(returncode)}"
+            payload = {**(payload or {}), "status": "crashed",
+                       "error": {"message": f"{message} after {steps_done} step{'s' if steps_done != 1 else ''}"}}
+    elif payload.get("status") == "raised" and memory_note:
+        payload["error"] = {**(payload.get("error") or {}), "message": memory_note}
+    elif timed_out and payload.get("status") != "stopped":
+        payload["status"] = "timeout"
+        payload["error"] = {"message": f"the script ran past the {timeout:g} s timeout "
+                                       f"({steps_done} step{'s' if steps_done != 1 else ''} finished) and was killed"}
+    notes = []
+    if killed_after_stop:
+        notes.append(f"the script kept running after the probe stopped it (it caught the stop): killed "
+                     f"{STOP_GRACE_S:g} s later")
+    if stray:
+        notes.append(f"stopped {stray} process{'es' if stray != 1 else ''} the script left running outside its "
+                     "process group (setsid daemons)")
+    payload["notes"] = notes
     payload.setdefault("script", str(path.resolve()))
     return ProbeResult.from_payload(payload, display_script=str(script), settings=settings, steps=steps,
                                     elapsed=elapsed, output_tail=tail)
