@@ -193,12 +193,12 @@ def server(
     stdio: bool = typer.Option(True, "--stdio", help="Talk LSP over standard input and output, the only transport; "
                                                      "accepted because some editors always pass it."),
 ) -> None:
-    """Run the language server for editors over stdio (needs `pip install "tapelint[lsp]"`)."""
+    """Run the language server for editors over stdio (needs pygls: the `lsp` extra)."""
     try:
         from tapelint.lsp import serve
     except ImportError as error:
         if (error.name or "").split(".")[0] in ("pygls", "lsprotocol"):
-            raise fail('the language server needs pygls: pip install "tapelint[lsp]"') from None
+            raise fail('the language server needs pygls: pip install "pygls>=2" (or install tapelint with its lsp extra)') from None
         raise
     serve()
 

@@ -330,4 +330,4 @@ def test_server_without_pygls_says_how_to_install_it():
     code = "import sys; sys.modules['pygls'] = None; sys.argv = ['tapelint', 'server']\nfrom tapelint.cli import main\nmain()"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr.strip() == 'tapelint: error: the language server needs pygls: pip install "tapelint[lsp]"'
+    assert result.stderr.strip() == 'tapelint: error: the language server needs pygls: pip install "pygls>=2" (or install tapelint with its lsp extra)'

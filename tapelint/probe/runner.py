@@ -197,7 +197,8 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     if memory_limit_mb is not None and memory_limit_mb <= 0:
         raise InputError("--memory-limit must be a positive number of megabytes")
     if importlib.util.find_spec("tensorflow") is None:
-        raise InputError("the probe needs TensorFlow in this environment: pip install 'tapelint[probe]'")
+        raise InputError("the probe needs TensorFlow in this environment: pip install tensorflow-cpu (or tensorflow), or install "
+                         "tapelint with its probe extra")
 
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
