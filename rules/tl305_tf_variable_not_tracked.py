@@ -83,7 +83,7 @@ class TfVariableNotTracked(Rule):
     message = ("`{target}` is a raw `tf.Variable` on the Keras 3 {kind} `{cls}`: Keras 3 does not track it, "
                "so it is missing from `trainable_variables` and never trains (`fit` and loops over the weight lists skip it); use `self.add_weight(...)` or `keras.Variable(...)`")
     severity = Severity.ERROR
-    triggers = (("Variable", "Layer"), ("Variable", "Model"), ("Variable", "layers."))
+    triggers = (("Variable(", "Layer"), ("Variable(", "Model"), ("Variable(", "(layers."))
 
     def check(self) -> None:
         if self.context.keras_version == 2:

@@ -67,7 +67,9 @@ class TrainableVariablesBeforeBuild(Rule):
     message = ("`{target}` holds `{read}` read before `{model}` is built: the list is empty and stays empty, "
                "so {use} at {where} trains nothing; read it after the model's first call, or give the model an input shape first")
     severity = Severity.ERROR
-    triggers = (("variables", "Sequential"), ("variables", "Model"), ("weights", "Sequential"), ("weights", "Model"))
+    # The stale list must reach a tape or an apply call.
+    triggers = tuple((attr, use, model) for attr in ("variables", "weights")
+                     for use in ("GradientTape", "apply_gradients", ".apply(") for model in ("Sequential", "Model"))
 
     def check(self) -> None:
         for found in weights_read_before_build(self.facts):
