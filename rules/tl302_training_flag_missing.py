@@ -7,7 +7,7 @@ from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls, under_tape
 from tapelint.analysis.keras import model_reader
-from tapelint.analysis.modes import mode_layers
+from tapelint.analysis.modes import call_defaults_to_training, mode_layers
 from tapelint.analysis.names import dotted
 from tapelint.analysis.training import parts
 from tapelint.analysis.values import Kind, Value, flatten, values_of
@@ -167,6 +167,8 @@ class TrainingFlagMissing(Rule):
             call = site.node
             if keyword_arg(call, "training") is not None or any(a.star for a in call.args):
                 continue
+            if sum(1 for a in call.args if a.keyword is None) > 1:
+                continue  # `model(x, True)`: Keras 2 took the second positional argument as `training`
             name = dotted(call.func)
             if name is None or not under_tape(facts, site, every_caller=True, levels=1) or site.qualified is not None:
                 continue
@@ -177,6 +179,8 @@ class TrainingFlagMissing(Rule):
                 continue
             if _own_mode_flag_given(facts, site):
                 continue  # `net(x, is_training=True)`: its `call` forwards that flag as `training=`
+            if call_defaults_to_training(facts, site):
+                continue  # `def call(self, x, training=True)`: training mode is its default
             owners = _trained_models(facts, site)
             if owners is None or (owners and not _trains_callee(facts, site, owners)):
                 continue  # not a training tape, or a model it does not train (a teacher, a target net)
@@ -202,6 +206,47 @@ class TrainingFlagMissing(Rule):
         return PendingFix("Call it with `training=True`", False, [(call, call.with_changes(args=args))])
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(64, activation="relu")
+        self.drop = tf.keras.layers.Dropout(0.3)
+        self.out = tf.keras.layers.Dense(10)
+
+    def call(self, x, training=True):
+        return self.out(self.drop(self.hidden(x), training=training))
+
+model = Classifier()
+optimizer = tf.keras.optimizers.Adam(1e-3)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: the subclass's `call` defaults to `training=True`, so `model(x)` trains",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dropout(0.5),
+                             tf.keras.layers.Dense(10)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "the mode passed positionally (Keras 2 style; TL502 says what Keras 3 makes of it)",
+        ),
         Valid(
             """
 import tensorflow as tf

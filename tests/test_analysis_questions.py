@@ -244,3 +244,15 @@ def test_value_kept_for_statements_unpacking_and_comprehensions():
     assert value_kept(facts, kept) is True
     assert value_kept(facts, dropped) is False
     assert value_kept(facts, passed) is None  # handed to a call: used, as far as we can tell
+
+
+def test_a_dataset_apply_is_not_an_optimizer_step():
+    from tapelint.analysis.optimizers import apply_sites
+
+    facts = _facts("""
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(10).batch(2)
+        ds = ds.apply(tf.data.experimental.unbatch())
+    """)
+    assert apply_sites(facts) == []

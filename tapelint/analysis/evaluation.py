@@ -22,7 +22,7 @@ from tapelint.analysis.epochs import STEP_METHODS, loops, metric_uses
 from tapelint.analysis.facts import CallSite, Facts, Scope, keyword_arg
 from tapelint.analysis.gradients import under_tape
 from tapelint.analysis.keras import model_reader
-from tapelint.analysis.modes import mode_layers
+from tapelint.analysis.modes import call_defaults_to_training, mode_layers
 from tapelint.analysis.names import dotted
 from tapelint.analysis.reads import value_kept
 
@@ -35,21 +35,6 @@ class TrainingModeEvaluation:
     layers: list[str]  # the Dropout/BatchNorm-like layers the called model holds
     default: bool  # True when `training=True` comes from the model's own `call` default
     why: str  # what makes it evaluation code, for messages
-
-
-def _call_defaults_to_training(facts: Facts, site: CallSite) -> bool:
-    """The called model is a subclass of this module whose `call` has `training=True` as default."""
-    info = model_reader(facts).model_of(site.node.func, site.scope, site.order)
-    if info is None or info.kind != "subclass" or info.class_name is None:
-        return False
-    cls = facts.classes.get(info.class_name)
-    method = cls.methods.get("call") if cls is not None else None
-    if method is None or method.node is None:
-        return False
-    for param in (*method.node.params.params, *method.node.params.kwonly_params):
-        if param.name.value == "training":
-            return boolean(param.default) is True
-    return False
 
 
 def _trains_here(facts: Facts, scope: Scope) -> bool:
@@ -122,7 +107,7 @@ def training_mode_evaluations(facts: Facts) -> list[TrainingModeEvaluation]:
                 if boolean(flag.value) is not True:
                     continue
                 default = False
-            elif _call_defaults_to_training(facts, site):
+            elif call_defaults_to_training(facts, site):
                 default = True
             else:
                 continue

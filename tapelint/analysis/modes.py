@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.facts import Facts, Scope, arg_value
+from tapelint.analysis.constants import boolean
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import (
     ModelInfo,
     application_has_batchnorm,
@@ -137,3 +138,20 @@ def mode_layers(facts: Facts, func: cst.BaseExpression, scope: Scope, order: int
     """Dropout/BatchNorm-like layers inside what `func(...)` calls (a model or a layer), as far as the
     file shows them. Empty when there are none or the model cannot be read."""
     return _ModeReader(facts).of_callee(func, scope, order)
+
+
+def call_defaults_to_training(facts: Facts, site: CallSite) -> bool:
+    """Does a call that passes no `training` run the model in training mode because the model is a subclass
+    of this module whose `call` has `training=True` as its default? (Keras 3 falls back to that default when
+    neither the call nor an enclosing layer sets the mode.)"""
+    info = model_reader(facts).model_of(site.node.func, site.scope, site.order)
+    if info is None or info.kind != "subclass" or info.class_name is None:
+        return False
+    cls = facts.classes.get(info.class_name)
+    method = cls.methods.get("call") if cls is not None else None
+    if method is None or method.node is None:
+        return False
+    for param in (*method.node.params.params, *method.node.params.kwonly_params):
+        if param.name.value == "training":
+            return boolean(param.default) is True
+    return False

@@ -57,7 +57,7 @@ class ApplySite:
 
 
 _NOT_OPTIMIZERS = frozenset({Kind.CONSTANT, Kind.CONTAINER, Kind.NONE, Kind.MODEL, Kind.LAYER, Kind.LOSS,
-                             Kind.METRIC, Kind.TAPE, Kind.VARIABLE, Kind.WEIGHTS, Kind.SCHEDULE})
+                             Kind.METRIC, Kind.TAPE, Kind.VARIABLE, Kind.WEIGHTS, Kind.SCHEDULE, Kind.DATASET})
 
 
 def apply_sites(facts: Facts) -> list[ApplySite]:
