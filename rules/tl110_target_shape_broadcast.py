@@ -35,7 +35,7 @@ class TargetShapeBroadcast(Rule):
     `Dense(1)`, or a tensor built with an explicit `(..., 1)` shape. The labels' shape is read from NumPy
     constructors (`np.random.rand(N)`, `rng.normal(size=N)`, `x @ w` with a 1-D `w`), column slices
     (`data[:, -1]`), `keras.datasets` loaders and `tf.data.Dataset.from_tensor_slices((x, y))` pipelines
-    iterated in the loop. The static twin of the probe's TL814.
+    iterated in the loop; `model.predict(x)` counts as the model's output. The static twin of the probe's TL814.
 
     ## Why is this bad?
     NumPy broadcasting turns `(N,) - (N, 1)` into an `(N, N)` matrix: every target is compared with every
@@ -46,7 +46,8 @@ class TargetShapeBroadcast(Rule):
     loss objects and functions (`keras.losses.MeanSquaredError()`, `keras.losses.mean_squared_error`) squeeze
     or expand `y_true` to the rank of `y_pred` and are correct (measured: same value as the aligned
     loss), which is why `model.fit` converges and the hand-written loop does not. `keras.ops.subtract` and
-    `tf.math.squared_difference` broadcast exactly like `-`.
+    `tf.math.squared_difference` broadcast exactly like `-`; `keras.losses.binary_crossentropy` raises
+    "Arguments `target` and `output` must have the same rank" instead.
 
     ## Example
     ```python
@@ -81,7 +82,8 @@ class TargetShapeBroadcast(Rule):
     ## References
     - https://github.com/tensorflow/tensorflow/issues/28901 (a custom loop whose loss did not go down; fixed
       with `y = y[:, tf.newaxis]`)
-    - https://github.com/keras-team/keras/issues/14627
+    - https://github.com/keras-team/keras/issues/14627 (`np.square(np.subtract(y_train, model.predict(x_train)))`
+      with boston_housing's (404,) targets: a (404, 404) "MSE" that disagrees with Keras')
     - https://numpy.org/doc/stable/user/basics.broadcasting.html
     """
 
@@ -91,7 +93,7 @@ class TargetShapeBroadcast(Rule):
                "{pred_shape} ({pred_from}) to (N, N): every target is compared with every prediction")
     severity = Severity.ERROR
     confidence = Confidence.HIGH
-    triggers = (("GradientTape", "Dense"),)
+    triggers = (("GradientTape", "Dense"), ("predict", "Dense"))
     probe = "TL814 compares the shapes of the targets and predictions that reach the loss at run time."
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]

@@ -274,3 +274,23 @@ def test_constant_weights_in_a_test_case_are_silent():
                     tf.keras.layers.Dense(1, kernel_initializer="ones", use_bias=False),
                 ])
     """) == []
+
+
+def test_hand_computed_mse_of_predict_on_flat_dataset_labels_is_reported():
+    found = findings("""
+        import numpy as np
+        from keras import layers, models
+        from keras.datasets import boston_housing
+
+        (train_data, train_targets), (test_data, test_targets) = boston_housing.load_data()
+        x_train = train_data.astype(np.float32)
+        y_train = train_targets.astype(np.float32)
+        model = models.Sequential()
+        model.add(layers.Dense(64, activation="relu"))
+        model.add(layers.Dense(1))
+        model.compile(optimizer="rmsprop", loss="mse")
+        model.fit(x_train, y_train, epochs=40, batch_size=10)
+        print(np.square(np.subtract(y_train, model.predict(x_train))).mean())
+    """)
+    assert [d.code for d in found] == ["TL110"]
+    assert "load_data()" in found[0].message

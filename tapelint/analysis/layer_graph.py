@@ -132,6 +132,36 @@ def successors(facts: Facts) -> list[Successor]:
     return facts.cached("layer_successors", lambda: _Graph(facts).pairs())  # type: ignore[no-any-return]
 
 
+def sequential_layers(facts: Facts, construction: cst.Call, scope: Scope, order: int
+                      ) -> list[tuple[str, cst.Call] | None]:
+    """The layers of `Sequential([...])` and of its later `.add(...)` calls in the same scope, in order;
+    None for one that cannot be read."""
+    out: list[tuple[str, cst.Call] | None] = []
+    listed = arg_value(construction, 0, "layers")
+    if isinstance(listed, (cst.List, cst.Tuple)):
+        for element in listed.elements:
+            out.append(_one_layer(facts, element.value, scope, order) if not isinstance(
+                element, cst.StarredElement) else None)
+    elif listed is not None:
+        return [None]
+    for binding in facts.bindings_of_value(construction):
+        if binding.index is not None or binding.path:
+            continue
+        later = [b.order for b in facts.bindings_of(binding.target) if b.scope is binding.scope and b.order > binding.order]
+        end = min(later, default=1 << 60)
+        for site in facts.calls_to(f"{binding.target}.add"):
+            if site.scope is binding.scope and binding.order < site.order < end:
+                out.append(_one_layer(facts, arg_value(site.node, 0, "layer"), site.scope, site.order))
+    return out
+
+
+def _one_layer(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
+    if expr is None:
+        return None
+    found = layer_constructions(facts, expr, scope, order)
+    return found[0] if found and len(found) == 1 else None
+
+
 class _Graph:
     def __init__(self, facts: Facts) -> None:
         self.f = facts
@@ -141,7 +171,7 @@ class _Graph:
         applications = self._applications()
         for site in self.f.calls:
             if site.qualified in _SEQUENTIAL:
-                self._sequence(self._sequential_layers(site.node, site.scope, site.order))
+                self._sequence(sequential_layers(self.f, site.node, site.scope, site.order))
         for key, (cls, construction, scope, order) in applications.items():
             call = self.f.call_by_node[key].node
             if cls not in FOLLOWING:
@@ -156,34 +186,6 @@ class _Graph:
             self.found[key] = Successor(layer[1], layer[0], following[1], following[0], tuple(between))
 
     # ----- Sequential models
-    def _sequential_layers(self, construction: cst.Call, scope: Scope, order: int
-                           ) -> list[tuple[str, cst.Call] | None]:
-        """The layers of `Sequential([...])` and its later `.add(...)` calls, None for one we cannot read."""
-        f = self.f
-        out: list[tuple[str, cst.Call] | None] = []
-        listed = arg_value(construction, 0, "layers")
-        if isinstance(listed, (cst.List, cst.Tuple)):
-            for element in listed.elements:
-                out.append(self._one_layer(element.value, scope, order) if not isinstance(
-                    element, cst.StarredElement) else None)
-        elif listed is not None:
-            return [None]
-        for binding in f.bindings_of_value(construction):
-            if binding.index is not None or binding.path:
-                continue
-            later = [b.order for b in f.bindings_of(binding.target) if b.scope is binding.scope and b.order > binding.order]
-            end = min(later, default=1 << 60)
-            for site in f.calls_to(f"{binding.target}.add"):
-                if site.scope is binding.scope and binding.order < site.order < end:
-                    out.append(self._one_layer(arg_value(site.node, 0, "layer"), site.scope, site.order))
-        return out
-
-    def _one_layer(self, expr: cst.BaseExpression | None, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
-        if expr is None:
-            return None
-        found = layer_constructions(self.f, expr, scope, order)
-        return found[0] if found and len(found) == 1 else None
-
     def _sequence(self, layers: list[tuple[str, cst.Call] | None]) -> None:
         for index, layer in enumerate(layers):
             if layer is None or layer[0] not in UNIT_LAYERS:

@@ -19,8 +19,9 @@ from typing import Union
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value
+from tapelint.analysis.layer_graph import sequential_layers
 from tapelint.analysis.names import dotted
-from tapelint.analysis.outputs import last_axis_units
+from tapelint.analysis.outputs import _SAME_WIDTH, last_axis_units, layer_units
 from tapelint.analysis.values import Kind, Value, values, values_of
 from tapelint.analysis.walk import iter_nodes
 
@@ -529,6 +530,12 @@ class _Shapes:
 
     def _method(self, call: cst.Call, func: cst.Attribute, scope: Scope, order: int) -> Struct:
         method = func.attr.value
+        if method in ("predict", "predict_on_batch"):
+            # `model.predict(x)` returns what `model(x)` computes, as a NumPy array.
+            held = values_of(self.f, func.value, scope, order)
+            if held and all(v.kind is Kind.MODEL for v in held):
+                return self._local_or_model(cst.Call(func=func.value, args=call.args), scope, order)
+            return None
         receiver = self.of(func.value, scope, order) if method not in _SIZED and method not in (
             "rand", "randn") else None
         if isinstance(receiver, Dataset):
@@ -581,6 +588,8 @@ class _Shapes:
         units = last_axis_units(f, call, scope, order)
         if units is None and len(held) == 1:
             units = self._functional_units(next(iter(held)))
+        if units is None and len(held) == 1:
+            units = self._sequential_units(next(iter(held)))
         if units is None or units != int(units):
             return None
         return TensorShape(None, last=int(units), min_rank=2, from_model=True,
@@ -598,6 +607,22 @@ class _Shapes:
         if site is None or outputs is None or isinstance(outputs, (cst.List, cst.Tuple, cst.Dict)):
             return None
         return last_axis_units(self.f, outputs, site.scope, site.order)
+
+    def _sequential_units(self, model: Value) -> float | None:
+        """The last-axis units of a `Sequential` built up with `.add(...)` calls."""
+        construction = model.node
+        if model.kind is not Kind.MODEL or not isinstance(construction, cst.Call):
+            return None
+        site = self.f.call_site(construction)
+        if site is None or self.f.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
+            return None
+        for layer in reversed(sequential_layers(self.f, construction, site.scope, site.order)):
+            if layer is None:
+                return None
+            if layer[0] in _SAME_WIDTH:
+                continue
+            return layer_units(self.f, layer[1])
+        return None
 
     def _mapped(self, dataset: Dataset, func: cst.BaseExpression | None) -> Struct:
         """`ds.map(lambda x, y: (x, y))`-style steps that only reorder or drop the element's parts."""
