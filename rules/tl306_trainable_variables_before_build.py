@@ -38,7 +38,10 @@ class TrainableVariablesBeforeBuild(Rule):
 
     ## Use instead
     Read `model.trainable_variables` where it is used, after the forward pass; or give the model its
-    input shape (`keras.Input((8,))` first in the Sequential, or `model.build((None, 8))`) before the read.
+    input shape (`keras.Input((8,))` first in the Sequential, or `model.build((None, 8))` on a Sequential)
+    before the read. For a subclassed model, call it once on a batch: on Keras 3.15
+    `model.build((None, 8))` of a subclass that does not define `build` sets `built` and creates no
+    variables (measured on TF 2.21: still 0), so such a `build` call does not count as building.
 
     ## Known problems
     Only a read bound once to a name or a `self.` attribute in the scope that obtains the model, and
@@ -209,5 +212,31 @@ def sgd_step(x, y, lr=0.01):
     return loss
 """,
             line=7,
+        ),
+        Invalid(
+            """
+import keras
+import tensorflow as tf
+
+class Critic(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = keras.layers.Dense(64, activation="relu")
+        self.value = keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.value(self.hidden(x))
+
+critic = Critic()
+critic.build((None, 8))
+critic_vars = critic.trainable_variables
+optimizer = keras.optimizers.Adam(1e-3)
+
+def update(states, returns):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(returns - critic(states)))
+    optimizer.apply_gradients(zip(tape.gradient(loss, critic_vars), critic_vars))
+""",
+            line=16,
         ),
     ]

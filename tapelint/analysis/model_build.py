@@ -150,10 +150,10 @@ def _maybe_built(facts: Facts, model: Value, read: Binding) -> bool:
     factory = creation.scope if creation is not None and creation.scope is not scope else None
     for site in facts.calls:
         if site.scope is scope and start < site.order < read.order:
-            if _builds(resolver, site, model):
+            if _builds(facts, resolver, site, model):
                 return True
         elif factory is not None and site.scope is factory and site.order > creation.order:  # type: ignore[union-attr]
-            if _builds(resolver, site, model):
+            if _builds(facts, resolver, site, model):
                 return True
     return False
 
@@ -172,7 +172,7 @@ def _obtained_at(facts: Facts, model: Value, read: Binding) -> int | None:
     return best
 
 
-def _builds(resolver, site: CallSite, model: Value) -> bool:  # type: ignore[no-untyped-def]
+def _builds(facts: Facts, resolver, site: CallSite, model: Value) -> bool:  # type: ignore[no-untyped-def]
     scope: Scope = site.scope
     callee = resolver.of(site.node.func, scope, site.order)
     if model in callee:
@@ -184,11 +184,30 @@ def _builds(resolver, site: CallSite, model: Value) -> bool:  # type: ignore[no-
         return True  # a local helper (or something unknown) might call or build it
     if isinstance(site.node.func, cst.Attribute) and site.method not in _NOT_BUILDING:
         if model in resolver.of(site.node.func.value, scope, site.order):
-            return True  # `model.build(...)`, `model.fit(...)`, `model.predict(...)`
+            if site.method == "build" and _build_is_a_no_op(facts, model) and not site.node.args[1:]:
+                pass  # Keras 3: a subclass without its own `build` gets no weights from `build(shape)`
+            else:
+                return True  # `model.build(...)`, `model.fit(...)`, `model.predict(...)`
     for arg in site.node.args:
         if model in set(flatten(resolver.of(arg.value, scope, site.order))):
             return True
     return False
+
+
+def _build_is_a_no_op(facts: Facts, model: Value) -> bool:
+    """A local `keras.Model` subclass that defines no `build` (nor does a local base): on Keras 3.15
+    `model.build((None, 4))` then marks it built and creates no variables (measured on TF 2.21)."""
+    cls = model.cls
+    if cls is None or cls not in facts.classes:
+        return False
+    seen: set[str] = set()
+    current: str | None = cls
+    while current is not None and current in facts.classes and current not in seen:
+        seen.add(current)
+        if "build" in facts.classes[current].methods:
+            return False
+        current = next((b for b in facts.classes[current].bases if b in facts.classes), None)
+    return True
 
 
 def _stale_use(facts: Facts, read: cst.Attribute) -> CallSite | None:
