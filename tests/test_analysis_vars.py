@@ -187,3 +187,47 @@ def test_a_weight_list_read_before_the_first_call_and_differentiated():
     """)
     (found,) = weights_read_before_build(facts)
     assert found.binding.target == "early" and found.used_at.func == "tape.gradient"
+
+
+def test_build_of_a_subclass_without_its_own_build_does_not_build_it():
+    source = """
+    import tensorflow as tf
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tf.keras.layers.Dense(1)
+        def call(self, x):
+            return self.d(x)
+    net = Net()
+    net.build((None, 3))
+    params = net.trainable_variables
+    with tf.GradientTape() as tape:
+        loss = net(x)
+    grads = tape.gradient(loss, params)
+    """
+    assert [f.binding.target for f in weights_read_before_build(_facts(source))] == ["params"]
+    with_build = source.replace("        def call(self, x):", "        def build(self, shape):\n            self.d.build(shape)\n        def call(self, x):")
+    assert weights_read_before_build(_facts(with_build)) == []
+
+
+def test_a_model_class_trained_with_fit_is_fitted_even_if_a_loop_differentiates_its_variable():
+    facts = _facts("""
+    import tensorflow as tf
+    class M(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(5.0)
+        def call(self, x):
+            return self.w * x
+    def train(model, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        return tape.gradient(loss, [model.w])
+    m = M()
+    train(m, x, y)
+    k = M()
+    k.compile("sgd", "mse")
+    k.fit(x, y)
+    """)
+    (found,) = untracked_variables(facts)
+    assert found.differentiated and found.fitted
