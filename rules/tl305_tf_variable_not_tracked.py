@@ -21,8 +21,9 @@ class TfVariableNotTracked(Rule):
     over `model.trainable_variables` ever updates it, and `save_weights`/`model.save` do not write it.
     Measured on TF 2.21 / Keras 3.15 with a linear layer `y = x @ w + b` of two `tf.Variable`s:
     `trainable_variables` is `[]`, `fit` prints only "The model does not have any trainable weights" and
-    the loss stays at 43.0 for every epoch (the flat 28.5 of the report), while the same layer with
-    `add_weight` falls to 24.8; a custom loop over `layer.trainable_variables` fails in
+    the loss stays at 43.0 for every epoch, while the same layer with `add_weight` falls to 24.8 (the
+    `MyModelKeras` of the TF guide "Basic training loops", fitted the same way, stays at 11.068 with `w`
+    at its initial 5.0); a custom loop over `layer.trainable_variables` fails in
     `apply_gradients` with `ValueError: not enough values to unpack (expected 2, got 0)`. A
     `trainable=False` variable (a counter, a KL weight or schedule value set with `assign`, as the
     `tf.function` guide recommends) works while the program runs; it is only left out of
