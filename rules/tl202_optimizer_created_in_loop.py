@@ -4,6 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import names_in
+from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.analysis.facts import arg_value
 from tapelint.analysis.optimizers import optimizer_creations
 from tapelint.analysis.steps import per_step, step_functions
@@ -83,6 +84,8 @@ class OptimizerCreatedInLoop(Rule):
         spans = blocks(facts)
         for creation in optimizer_creations(facts):
             site = creation.site
+            if created_on_every_trace(facts, site) is not None:
+                continue  # traced: TensorFlow raises on the first call (TL403's finding), nothing is re-created
             where = per_step(facts, site.scope, site.order)
             if where is None or where.kind == "call":
                 continue
@@ -107,6 +110,24 @@ class OptimizerCreatedInLoop(Rule):
         return False
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+@tf.function
+def train_step(x, y):
+    opt = tf.keras.optimizers.Adam(1e-3)
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+""",
+            "inside a tf.function the first call raises instead (TL403 variable-created-in-tf-function reports it)",
+        ),
         Valid(
             """
 import tensorflow as tf
@@ -171,7 +192,6 @@ import tensorflow as tf
 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
 loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
-@tf.function
 def train_step(x, y):
     opt = tf.keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
     with tf.GradientTape() as tape:
@@ -179,8 +199,11 @@ def train_step(x, y):
     grads = tape.gradient(loss, model.trainable_variables)
     opt.apply_gradients(zip(grads, model.trainable_variables))
     return loss
+
+for x, y in batches:
+    train_step(x, y)
 """,
-            line=9,
+            line=8,
             message_contains="in the step function `train_step`",
         ),
     ]

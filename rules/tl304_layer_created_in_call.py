@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tapelint.analysis.blocks import blocks
+from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.keras import WEIGHTED_LAYERS, application_name, layer_class
 from tapelint.analysis.steps import per_step
@@ -87,8 +88,8 @@ class LayerCreatedInCall(Rule):
         spans = blocks(facts)
         for site in facts.calls:
             what = self._construction(facts, site)
-            if what is None:
-                continue
+            if what is None or created_on_every_trace(facts, site) is not None:
+                continue  # traced: TensorFlow raises on the first call (TL403's finding)
             where = per_step(facts, site.scope, site.order)
             if where is None:
                 continue
@@ -118,6 +119,24 @@ class LayerCreatedInCall(Rule):
         return any(b.target.startswith("self.") for b in facts.bindings_of_value(site.node))
 
     VALID = [
+        Valid(
+            """
+import tensorflow as tf
+
+backbone = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu")])
+optimizer = tf.keras.optimizers.Adam()
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = tf.keras.layers.Dense(10)(backbone(x, training=True))
+        loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, backbone.trainable_variables)
+    optimizer.apply_gradients(zip(grads, backbone.trainable_variables))
+""",
+            "inside a tf.function the first call raises instead (TL403 variable-created-in-tf-function reports it)",
+        ),
         Valid(
             """
 import tensorflow as tf
@@ -182,7 +201,6 @@ backbone = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu")])
 optimizer = tf.keras.optimizers.Adam()
 loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
-@tf.function
 def train_step(x, y):
     with tf.GradientTape() as tape:
         logits = tf.keras.layers.Dense(10)(backbone(x, training=True))
@@ -191,7 +209,7 @@ def train_step(x, y):
     grads = tape.gradient(loss, variables)
     optimizer.apply_gradients(zip(grads, variables))
 """,
-            line=11,
+            line=10,
             message_contains="inside the `with tape` block",
         ),
     ]

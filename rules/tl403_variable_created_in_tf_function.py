@@ -1,27 +1,10 @@
 from __future__ import annotations
 
-from tapelint.analysis.blocks import blocks
-from tapelint.analysis.facts import CallSite, Facts
-from tapelint.analysis.keras import WEIGHTED_LAYERS
-from tapelint.analysis.tracing import traced_scope
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 _ERROR = "ValueError: tf.function only supports singleton tf.Variables created on the first call"
-
-
-def _called_in_place(facts: Facts, site: CallSite) -> bool:
-    """Is the object this construction makes called in the same function (`Dense(4)(x)`, or
-    `dense = Dense(4)` then `dense(x)`)? Only then does a layer or model build its weights there."""
-    parent = facts.cached("called_constructions", lambda: {id(c.node.func) for c in facts.calls})
-    if id(site.node) in parent:  # type: ignore[operator]
-        return True
-    for binding in facts.bindings_of_value(site.node):
-        if binding.index is None and any(c.scope is site.scope and c.order > site.order
-                                         for c in facts.calls_to(binding.target)):
-            return True
-    return False
 
 
 # `tf.function` needs the `tf` alias; TensorFlow's own modules only name it in docstrings.
@@ -109,35 +92,13 @@ class VariableCreatedInTfFunction(Rule):
 
     def check(self) -> None:
         facts = self.facts
-        spans = blocks(facts)
         for site in facts.calls:
-            if site.qualified is None or site.scope.is_module:
+            found = created_on_every_trace(facts, site)
+            if found is None:
                 continue
-            traced = traced_scope(facts, site.scope)
-            if traced is None or not traced.unguarded or spans.guards(site.order):
-                continue
-            what = self._construction(facts, site)
-            if what is None:
-                continue
+            traced, what = found
             via = f" (through `{traced.via[0].func}`)" if traced.via and traced.via[0].func else ""
             self.report(site.node, what=what, function=traced.entry.scope.simple_name, via=via, error=_ERROR)
-
-    @staticmethod
-    def _construction(facts: Facts, site: CallSite) -> str | None:
-        made = values_of(facts, site.node, site.scope, site.order)
-        if len(made) != 1:
-            return None
-        (value,) = made
-        if value.node is not site.node:
-            return None  # what the call returns was made elsewhere (`tf.clip_by_value(variable, ...)`)
-        short = value.short_class or ""
-        if value.kind in (Kind.VARIABLE, Kind.OPTIMIZER, Kind.METRIC):
-            return f"{site.func}(...)"
-        if value.kind is Kind.LAYER and short in WEIGHTED_LAYERS and _called_in_place(facts, site):
-            return f"{site.func}(...)"
-        if value.kind is Kind.MODEL and _called_in_place(facts, site):
-            return f"{site.func}(...)"
-        return None
 
     VALID = [
         Valid(

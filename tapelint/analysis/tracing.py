@@ -25,6 +25,7 @@ import libcst as cst
 
 from tapelint.analysis.blocks import Span, blocks
 from tapelint.analysis.facts import TF_FUNCTION, CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.keras import WEIGHTED_LAYERS
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values, values_of
 
@@ -586,3 +587,47 @@ def changed_outside(facts: Facts, scope: Scope, name: str, order: int):  # type:
         if spans.innermost_loop(binding.order) is not None or not binding.scope.is_module:
             return binding
     return None
+
+
+def _called_in_place(facts: Facts, site: CallSite) -> bool:
+    """Is the object this construction makes called in the same function (`Dense(4)(x)`, or
+    `dense = Dense(4)` then `dense(x)`)? Only then does a layer or model build its weights there."""
+    parent = facts.cached("called_constructions", lambda: {id(c.node.func) for c in facts.calls})
+    if id(site.node) in parent:  # type: ignore[operator]
+        return True
+    for binding in facts.bindings_of_value(site.node):
+        if binding.index is None and any(c.scope is site.scope and c.order > site.order
+                                         for c in facts.calls_to(binding.target)):
+            return True
+    return False
+
+
+def _construction(facts: Facts, site: CallSite) -> str | None:
+    made = values_of(facts, site.node, site.scope, site.order)
+    if len(made) != 1:
+        return None
+    (value,) = made
+    if value.node is not site.node:
+        return None  # what the call returns was made elsewhere (`tf.clip_by_value(variable, ...)`)
+    short = value.short_class or ""
+    if value.kind in (Kind.VARIABLE, Kind.OPTIMIZER, Kind.METRIC):
+        return f"{site.func}(...)"
+    if value.kind is Kind.LAYER and short in WEIGHTED_LAYERS and _called_in_place(facts, site):
+        return f"{site.func}(...)"
+    if value.kind is Kind.MODEL and _called_in_place(facts, site):
+        return f"{site.func}(...)"
+    return None
+
+
+def created_on_every_trace(facts: Facts, site: CallSite) -> "tuple[Traced, str] | None":
+    """Does this call make TensorFlow variables (a `tf.Variable`, an optimizer, a metric, a weighted layer
+    or model it then calls) each time a traced function runs, with no guard that makes it a singleton?
+    Returns how the scope runs traced and what is made. TensorFlow rejects that on the first call, so
+    rules about re-creating objects eagerly (TL202, TL304) leave such sites to TL403."""
+    if site.qualified is None or site.scope.is_module:
+        return None
+    traced = traced_scope(facts, site.scope)
+    if traced is None or not traced.unguarded or blocks(facts).guards(site.order):
+        return None
+    what = _construction(facts, site)
+    return (traced, what) if what is not None else None
