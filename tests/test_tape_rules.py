@@ -453,3 +453,25 @@ def test_subclass_mode_parameter_given_by_position_is_understood():
                 loss = tf.reduce_mean(tf.square(tagger(tokens, True) - tags))
             opt.apply_gradients(zip(tape.gradient(loss, tagger.trainable_variables), tagger.trainable_variables))
     """) == []
+
+
+def test_a_gradient_in_the_iterable_of_a_for_loop_runs_once():
+    from tapelint.config import Config
+    from tapelint.engine import lint_source
+
+    source = '''
+import tensorflow as tf
+
+w = tf.Variable(tf.ones((3, 1)))
+b = tf.Variable(tf.zeros((1,)))
+ws = [w, b]
+for step in range(100):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    for g, v in zip(tape.gradient(loss, ws), ws):
+        v.assign_sub(0.01 * g)
+'''
+    assert [d.code for d in lint_source(source, "t.py", Config()) if d.code == "TL005"] == []
+    in_body = source.replace("    for g, v in zip(tape.gradient(loss, ws), ws):\n        v.assign_sub(0.01 * g)\n",
+                             "    for v in ws:\n        v.assign_sub(0.01 * tape.gradient(loss, v))\n")
+    assert [d.code for d in lint_source(in_body, "t.py", Config()) if d.code == "TL005"] == ["TL005"]

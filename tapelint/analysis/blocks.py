@@ -53,7 +53,15 @@ class Blocks:
             return Span(entry[0], entry[1], entry[2]) if entry is not None else None
 
         for node, order, end_order in sorted(spans.values(), key=lambda e: e[1]):
-            if isinstance(node, (cst.For, cst.While)):
+            if isinstance(node, cst.For):
+                # Only the body repeats: `for g, w in zip(tape.gradient(...), ws)` computes its iterable
+                # once, and the `else:` part runs once after the last iteration.
+                body = span_of(node.body)
+                if body is None:
+                    self.loops.append(Span(node, order, end_order))
+                else:
+                    self.loops.append(Span(node, body.order, body.end_order if node.orelse is not None else end_order))
+            elif isinstance(node, cst.While):
                 self.loops.append(Span(node, order, end_order))
             elif isinstance(node, cst.If):
                 body = span_of(node.body) or Span(node.body, order, end_order)
