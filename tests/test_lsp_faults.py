@@ -106,3 +106,76 @@ def test_exit_during_a_long_lint_ends_the_process_promptly(wire: Wire, tmp_path)
     wire.process.wait(timeout=30)
     assert time.monotonic() - started < 10
     assert wire.process.returncode == 0
+
+
+def _rss_kb(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status", encoding="utf-8"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _wait_for(wire: Wire, method: str, accept=lambda params: True, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        message = wire.receive(max(deadline - time.monotonic(), 0.1))
+        if message.get("method") == method and accept(message.get("params") or {}):
+            return message["params"]
+
+
+BUGGY = ("import tensorflow as tf\n"
+         "optimizer = tf.keras.optimizers.Adam(lr=0.01)\n")
+
+
+def test_changes_to_unopened_documents_and_out_of_range_positions_get_answers_not_crashes(wire: Wire, tmp_path):
+    wire.initialize()
+    ghost = (tmp_path / "never_opened.py").as_uri()
+    wire.send({"method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": ghost, "version": 2}, "contentChanges": [{"text": "x = 1\n"}]}})
+    uri = (tmp_path / "train.py").as_uri()
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": BUGGY}}})
+    published = _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+    assert [d["code"] for d in published["diagnostics"]] == ["TL501"]
+    far = {"line": 10_000, "character": 500}
+    wire.send({"id": 5, "method": "textDocument/hover", "params": {"textDocument": {"uri": uri}, "position": far}})
+    assert "error" not in wire.response(5)
+    wire.send({"id": 6, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": uri}, "range": {"start": far, "end": far}, "context": {"diagnostics": []}}})
+    assert "error" not in wire.response(6)
+    wire.send({"id": 7, "method": "textDocument/hover", "params": {"textDocument": {"uri": ghost},
+                                                                   "position": {"line": 0, "character": 0}}})
+    assert "error" not in wire.response(7)
+    assert wire.process.poll() is None
+
+
+def test_a_buffer_over_the_size_limit_is_declined_with_a_message(wire: Wire, tmp_path):
+    wire.initialize()
+    uri = (tmp_path / "generated.py").as_uri()
+    text = "import tensorflow as tf\n" + "x = 1\n" * 1_800_000  # about 10 MB
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+    shown = _wait_for(wire, "window/showMessage")
+    assert "over the 4 MB limit" in shown["message"]
+    small = (tmp_path / "train.py").as_uri()
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": small, "languageId": "python", "version": 1, "text": BUGGY}}})
+    published = _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == small)
+    assert [d["code"] for d in published["diagnostics"]] == ["TL501"]
+
+
+def test_200_rapid_edits_end_with_the_latest_text_and_flat_memory(wire: Wire, tmp_path):
+    wire.initialize()
+    uri = (tmp_path / "train.py").as_uri()
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": BUGGY}}})
+    _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+    before = _rss_kb(wire.process.pid)
+    for version in range(2, 202):
+        text = BUGGY + "".join(f"step_{i} = {i}\n" for i in range(version))
+        wire.send({"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
+    last = _wait_for(wire, "textDocument/publishDiagnostics",
+                     lambda p: p.get("uri") == uri and p.get("version") == 201)
+    assert [d["code"] for d in last["diagnostics"]] == ["TL501"]
+    assert _rss_kb(wire.process.pid) - before < 50_000  # KB: the server does not keep every version
