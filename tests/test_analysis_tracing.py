@@ -101,6 +101,29 @@ def test_a_function_called_once_at_module_level_runs_once():
     assert entry_runs(facts, entry) is Runs.ONCE
 
 
+def test_calls_that_each_pass_a_new_object_traced_by_identity_trace_anew_and_share_no_trace():
+    # tf.function tells a new Generator / tf.Module / model / plain object apart by identity (a new
+    # trace per call, measured on TF 2.21), but not a new tf.Variable of the same spec (one trace).
+    facts = _facts("""
+        import tensorflow as tf
+
+        @tf.function
+        def draw(g):
+            return g.normal([])
+        draw(tf.random.Generator.from_seed(1))
+        draw(tf.random.Generator.from_seed(2))
+
+        @tf.function
+        def read(v):
+            return v.read_value()
+        read(tf.Variable(1))
+        read(tf.Variable(2))
+    """)
+    entries = {e.scope.name: e for e in tracing(facts).entries}
+    assert entry_runs(facts, entries["draw"]) is Runs.ONCE
+    assert entry_runs(facts, entries["read"]) is Runs.MANY
+
+
 def test_run_functions_eagerly_makes_nothing_traced():
     facts = _facts("""
         import tensorflow as tf

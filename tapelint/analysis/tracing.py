@@ -321,9 +321,32 @@ def entry_runs(facts: Facts, entry: Entry) -> Runs:
     if not calls:
         return Runs.UNKNOWN
     runs = {site_runs(facts, site) for site in calls}
-    if Runs.MANY in runs or len(calls) > 1:
+    if Runs.MANY in runs:
         return Runs.MANY
-    return runs.pop()
+    # A call run once that passes an object made right there traces anew: it shares no trace.
+    shared = [site for site in calls if not _fresh_identity_argument(facts, site)]
+    if len(shared) > 1:
+        return Runs.MANY
+    return Runs.UNKNOWN if Runs.UNKNOWN in runs else Runs.ONCE
+
+
+# Objects that `tf.function` tells apart by identity, so a new one is a new trace (measured on TF 2.21:
+# three calls, each with a new plain object, `tf.Module`, Keras model or `tf.random.Generator`, traced
+# three times; a new `tf.Variable` or tensor of the same spec traced once).
+_TRACED_BY_IDENTITY = frozenset({Kind.INSTANCE, Kind.MODEL, Kind.LAYER})
+
+
+def _fresh_identity_argument(facts: Facts, site: CallSite) -> bool:
+    """Does this call pass an object it makes in its own arguments that is traced by identity?"""
+    for arg in site.node.args:
+        if not isinstance(arg.value, cst.Call):
+            continue
+        found = values_of(facts, arg.value, site.scope, site.order)
+        if found and all(v.kind in _TRACED_BY_IDENTITY or (v.kind is Kind.EXTERNAL and v.cls is not None
+                                                              and v.cls.startswith("tensorflow.random.Generator"))
+                         for v in found):
+            return True
+    return False
 
 
 def created_per_iteration(facts: Facts, entry: Entry) -> Span | None:
