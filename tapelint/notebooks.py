@@ -34,10 +34,25 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
+# IPython's default shell aliases and line magics that its automagic runs without `%` (`ls ./data/`).
+_AUTOMAGIC = frozenset({"ls", "ll", "lf", "lk", "lx", "ldir", "cat", "cp", "mv", "rm", "rmdir", "mkdir", "cd", "pwd",
+                        "pip", "conda", "env", "load_ext", "reload_ext", "matplotlib", "tensorboard"})
+
+
+def _python_statement(line: str) -> bool:
+    try:
+        compile(line, "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _is_magic(stripped: str) -> bool:
     if not stripped or stripped.startswith("#"):
         return False
     if stripped[0] in "%!?":
+        return True
+    if stripped.split(None, 1)[0] in _AUTOMAGIC and not _python_statement(stripped):  # `ls ./data/train/`
         return True
     if _ASSIGNED_MAGIC.match(stripped):  # `files = !ls`, `t = %timeit -o f()`
         return True

@@ -104,6 +104,14 @@ def test_a_cell_that_is_plain_python_is_never_masked():
     assert [(d.code, d.line) for d in diagnostics] == [("TL501", 7)]
 
 
+def test_automagic_shell_commands_without_percent_are_masked_and_python_using_those_names_is_not():
+    # IPython runs `ls ./data/train/` as %ls (automagic); `ls = [...]` and `cd(x)` stay Python.
+    data = notebook(code("ls ./data/train/\npip install -q tensorflow_hub\n"),
+                    code("import tensorflow as tf\nls = [1]\ncd = len\ncd(ls)\nopt = tf.keras.optimizers.Adam(lr=0.1)\n"))
+    diagnostics = lint_notebook_text(nbformat_text(data), "nb.ipynb", Config())
+    assert [(d.code, d.cell, d.line) for d in diagnostics] == [("TL501", 2, 5)]
+
+
 def test_non_python_cell_magics_mask_the_whole_cell(tmp_path: Path):
     data = notebook(code("%%bash\nfor f in *.csv; do wc -l $f; done\n"),
                     code("%%writefile train.py\nimport tensorflow as tf\nopt = tf.keras.optimizers.Adam(lr=1)\n"))
