@@ -28,3 +28,30 @@ def test_deep_valid_code_is_linted(body: str):
 def test_code_too_deep_for_the_parser_is_one_finding_for_that_file():
     found = lint_source("import tensorflow as tf\nx = " + "[" * 1000 + "]" * 1000 + "\n", "deep.py", Config())
     assert [d.code for d in found] == ["TL000"]
+
+
+# Each case runs in its own process: before the large-stack lint thread, these crashed the interpreter
+# (SIGSEGV in libcst's native parser), which would take the test run down with it.
+CRASHERS = {
+    "1,500 nested lists": ("x = " + "[" * 1500 + "]" * 1500 + "\n", "TL501"),
+    "10,000 nested unary minus signs": ("x = " + "-" * 10000 + "1\n", "TL000"),
+    "10,000 nested nots": ("x = " + "not " * 10000 + "y\n", "TL000"),
+    "100,000 nested brackets": ("x = " + "[" * 100000 + "]" * 100000 + "\n", "TL000"),
+    "a chain of 20,000 calls": ("x = f" + "(1)" * 20000 + "\n", "TL000"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CRASHERS))
+def test_pathological_nesting_never_crashes_the_run(case: str, tmp_path):
+    import subprocess
+    import sys
+
+    body, code = CRASHERS[case]
+    (tmp_path / "deep.py").write_text(HEAD + body, encoding="utf-8")
+    (tmp_path / "other.py").write_text(HEAD, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "tapelint", "--jobs", "1", "deep.py", "other.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr[-500:]
+    assert "deep.py:" in run.stdout and code in run.stdout
+    assert "other.py:2:" in run.stdout  # the run went on
