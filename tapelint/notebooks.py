@@ -131,13 +131,27 @@ class CodeCell:
     source: str  # as in the notebook
     masked: str = ""
     masked_lines: frozenset[int] = frozenset()
+    # IPython strips the first line's indentation from every line that starts with it before running a
+    # cell; `shift` is that many characters, taken from the lines in `shifted` (1-based).
+    shift: int = 0
+    shifted: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         # A cell that is plain Python keeps every line: `% x` can continue an expression, `?` end a string.
         if _parses(self.source):
             self.masked, self.masked_lines = self.source, frozenset()
+            return
+        base = self.source
+        lines = split_lines(self.source)
+        indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines and lines[0].strip() else ""
+        if indent:
+            self.shift = len(indent)
+            self.shifted = frozenset(n for n, line in enumerate(lines, start=1) if line.startswith(indent))
+            base = "".join(line[self.shift:] if n in self.shifted else line for n, line in enumerate(lines, start=1))
+        if _parses(base):
+            self.masked, self.masked_lines = base, frozenset()
         else:
-            self.masked, self.masked_lines = mask_magics(self.source)
+            self.masked, self.masked_lines = mask_magics(base)
 
     def with_source(self, source: str) -> "CodeCell":
         return CodeCell(self.number, self.index, source)
@@ -254,7 +268,7 @@ def _locate(composed: _Composed, line: int, column: int) -> tuple[CodeCell, int,
     """(cell, line in cell, column) for a composed position; the end just past a cell maps to its last line+1."""
     if 1 <= line < len(composed.where):
         cell, local = composed.where[line]
-        return cell, local, column
+        return cell, local, column + (cell.shift if local in cell.shifted else 0)
     if line == len(composed.where) and column == 0 and len(composed.where) > 1:
         cell, local = composed.where[line - 1]
         return cell, local + 1, 0
@@ -283,6 +297,8 @@ def _map_edits(composed: _Composed, fix: Fix) -> tuple[CodeCell, tuple[TextEdit,
         last_touched = end_line - 1 if end_column == 0 and end_line > line else end_line
         if any(line <= masked <= last_touched for masked in cell.masked_lines):
             return None
+        if cell.shift:
+            return None  # the fix was written for the cell without its leading indentation
         edits.append(TextEdit(line, column, end_line, end_column, edit.text))
     if target is None:
         return None

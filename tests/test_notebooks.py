@@ -245,3 +245,18 @@ def test_cells_are_numbered_among_all_cells_including_markdown():
 def test_noqa_in_a_cell_suppresses_the_finding():
     data = notebook(code("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(lr=1e-3)  # noqa: TL501\n"))
     assert lint_notebook_text(nbformat_text(data), "nb.ipynb", Config()) == []
+
+
+def test_a_cell_indented_as_a_whole_is_read_as_ipython_runs_it():
+    # IPython strips the first line's indentation from the cell before running it.
+    data = notebook(code("import tensorflow as tf\n"),
+                    code("  optimizer = tf.keras.optimizers.Adam(lr=0.01)\n  steps = 10\n"))
+    found = lint_notebook_text(json.dumps(data), "nb.ipynb", Config())
+    assert [(d.code, d.cell, d.line, d.column) for d in found] == [("TL501", 2, 1, 39)]
+    assert found[0].fix is None  # written for the dedented text: not offered for the cell as it is
+
+
+def test_an_indented_line_that_is_really_a_syntax_error_is_still_reported():
+    data = notebook(code("import tensorflow as tf\nx = 1\n    y = 2\n"))
+    found = lint_notebook_text(json.dumps(data), "nb.ipynb", Config())
+    assert [d.code for d in found] == ["TL000"]
