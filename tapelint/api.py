@@ -65,7 +65,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_format: str, stdin_filename: str | None, config_file: Path | None, jobs: int | None,
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
-              force_exclude: bool = False, fail_on: str | None = None) -> int:
+              force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False) -> int:
     config = load_config(paths, config_file, stdin_filename)
     config = config.with_cli(select or None, ignore or None, extend_select or None)
     if force_exclude and not config.force_exclude:
@@ -74,6 +74,9 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         config = dataclasses.replace(config, fail_on=fail_on)
     if unsafe_fixes and not (fix or diff):
         raise InputError("--unsafe-fixes only applies with --fix or --diff")
+    if statistics and (fix or diff or output_format not in ("text", "json")):
+        raise InputError("--statistics prints counts per rule as text or json; it cannot be combined with "
+                         + ("--fix or --diff" if fix or diff else f"--format {output_format}"))
     if diff and output_format != "text":
         raise InputError(f"--diff prints a unified diff; it cannot be combined with --format {output_format}")
     if fix or diff:
@@ -90,9 +93,14 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         probe_failed = _probe_and_confirm(result, probe_script, config)
     for error in result.errors:
         print(f"tapelint: error: {error}", file=sys.stderr)
-    render = REPORTERS[output_format]
-    emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors)),
-                output_file)
+    if statistics:
+        from tapelint.reporters.statistics import render_statistics
+
+        emit_report(render_statistics(result.diagnostics, output_format), output_file)
+    else:
+        render = REPORTERS[output_format]
+        emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors)),
+                    output_file)
     code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
     return max(code, 1) if probe_failed and not exit_zero else code
 

@@ -107,6 +107,8 @@ def check(
                                                                     "(default: warning, or `fail-on` in the config)."),
     force_exclude: bool = typer.Option(False, "--force-exclude", help="Apply `exclude` to files named on the command line too (for pre-commit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
+    statistics: bool = typer.Option(False, "--statistics", help="Print how many findings each rule has, "
+                                                                "instead of the findings ([*]: all safely fixable)."),
     probe_script: Optional[str] = typer.Option(
         None, "--probe", metavar="SCRIPT",
         help="After the static pass, run SCRIPT's first training step under the runtime probe: mark each "
@@ -122,7 +124,7 @@ def check(
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,
             fail_on=fail_on.value if fail_on is not None else None,
             fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
-            probe_script=probe_script,
+            probe_script=probe_script, statistics=statistics,
         )
     except TapelintError as error:
         raise fail(str(error)) from None

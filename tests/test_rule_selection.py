@@ -88,3 +88,26 @@ def test_a_finding_the_probe_refuted_is_shown_but_does_not_fail_the_run():
     assert exit_code([refuted], [], exit_zero=False) == 0
     assert exit_code([refuted, confirmed], [], exit_zero=False) == 1
     assert exit_code([finding], [], exit_zero=False) == 1
+
+
+def test_statistics_counts_findings_per_rule_most_first(tmp_path: Path):
+    (tmp_path / "a.py").write_text(PROGRAM, encoding="utf-8")
+    (tmp_path / "b.py").write_text(PROGRAM.replace("Adam(lr=0.001)", "Adam(lr=0.001, decay=1e-4)"),
+                                   encoding="utf-8")
+    result = CliRunner().invoke(app, ["--statistics", str(tmp_path)])
+    assert result.exit_code == 1
+    rows = [line.split("\t") for line in result.output.strip().splitlines()]
+    # `decay=` has no safe fix, so TL501 is not marked all-fixable; `lr=` alone is.
+    assert rows == [["3", "TL501", "removed-optimizer-argument"], ["2", "TL101", "softmax-output-with-from-logits"]]
+    as_json = CliRunner().invoke(app, ["--statistics", "--format", "json", str(tmp_path)])
+    data = __import__("json").loads(as_json.output)
+    assert data[0] == {"code": "TL501", "name": "removed-optimizer-argument", "count": 3, "fixable": 2}
+    (tmp_path / "b.py").unlink()
+    single = CliRunner().invoke(app, ["--statistics", str(tmp_path)])
+    assert "1\tTL501\t[*] removed-optimizer-argument" in single.output
+
+
+def test_statistics_with_fix_is_a_usage_error(tmp_path: Path):
+    (tmp_path / "a.py").write_text(PROGRAM, encoding="utf-8")
+    result = CliRunner().invoke(app, ["--statistics", "--fix", str(tmp_path)])
+    assert result.exit_code == 2 and "--statistics" in result.output
