@@ -256,7 +256,8 @@ def _nested_too_deeply(source: str) -> str | None:
             deepest = max(deepest, depth)
         if deepest >= _MAX_BRACKET_DEPTH:
             return f"{deepest} nested brackets"
-    if len(source) >= _MAX_PREFIX_RUN and _PREFIX_RUN.search(source):
+    operators = sum(source.count(word) for word in ("-", "+", "~", "not", "await", "lambda"))
+    if operators >= _MAX_PREFIX_RUN and _PREFIX_RUN.search(source):  # counting is cheap; the search is not
         return f"over {_MAX_PREFIX_RUN} nested unary operators"
     if len(source) >= 2 * _MAX_TRAILERS:
         long_lines = [line for line in source.splitlines() if len(line) >= 2 * _MAX_TRAILERS]
