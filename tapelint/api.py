@@ -93,6 +93,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         probe_failed = _probe_and_confirm(result, probe_script, config)
     for error in result.errors:
         print(f"tapelint: error: {error}", file=sys.stderr)
+    if result.files_checked == 0 and not result.errors and "-" not in paths:
+        print("tapelint: warning: no Python files or notebooks found in the given paths", file=sys.stderr)
     if statistics:
         from tapelint.reporters.statistics import render_statistics
 

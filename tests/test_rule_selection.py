@@ -111,3 +111,10 @@ def test_statistics_with_fix_is_a_usage_error(tmp_path: Path):
     (tmp_path / "a.py").write_text(PROGRAM, encoding="utf-8")
     result = CliRunner().invoke(app, ["--statistics", "--fix", str(tmp_path)])
     assert result.exit_code == 2 and "--statistics" in result.output
+
+
+def test_a_folder_without_python_files_says_so_and_passes(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("nothing to lint", encoding="utf-8")
+    result = CliRunner().invoke(app, [str(tmp_path)])
+    assert result.exit_code == 0
+    assert "no Python files or notebooks found" in result.output
