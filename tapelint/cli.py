@@ -18,6 +18,7 @@ from tapelint import __version__
 from tapelint.errors import TapelintError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # as shells report SIGINT
 
 
 class _DefaultCheckGroup(TyperGroup):
@@ -208,12 +209,15 @@ def server(
 def main() -> None:
     try:
         result = app(prog_name="tapelint", standalone_mode=False)
+        if result == EXIT_INTERRUPTED:
+            # typer turns Ctrl-C into a quiet exit 130; say what happened, once.
+            typer.echo("tapelint: interrupted", err=True)
         sys.exit(result if isinstance(result, int) else EXIT_CLEAN)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except KeyboardInterrupt:
         typer.echo("tapelint: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except TapelintError as error:
         typer.echo(f"tapelint: error: {error}", err=True)
         sys.exit(EXIT_ERROR)

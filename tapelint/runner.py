@@ -77,6 +77,13 @@ def _lint_batch(batch: list[SourceFile], config: Config, project: ProjectIndex |
     return [lint_file(f, config, project, shown) for f in batch]
 
 
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them; otherwise each prints its own traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
@@ -95,9 +102,21 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None) -> Li
         # Chunks of interleaved files keep both the big and the small ones spread over the workers.
         chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
         chunks = [c for c in chunks if c]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
+        try:
             per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks), [project] * len(chunks),
                                       [shown] * len(chunks)))
+        except BaseException:
+            # Ctrl-C (or any failure): stop the workers now instead of waiting for their chunks. Linting
+            # writes nothing, so nothing is left half-done.
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                try:
+                    process.kill()
+                except (OSError, AttributeError):
+                    pass
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         outcomes = [o for chunk in per_chunk for o in chunk]
     else:
         outcomes = [lint_file(f, config, project, shown) for f in files]

@@ -144,3 +144,18 @@ def test_two_fix_runs_at_once_corrupt_nothing(tmp_path: Path):
         assert run.returncode in (0, 1)
     assert all(p.read_text() == AFTER for p in paths)
     assert not list(tmp_path.rglob(f"*{TEMP_SUFFIX}"))
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_parallel_run_promptly_with_one_line(tmp_path: Path):
+    for index in range(400):
+        (tmp_path / f"train_{index}.py").write_text(BEFORE * 20, encoding="utf-8")
+    process = subprocess.Popen(_cli("--jobs", "2", str(tmp_path)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    time.sleep(4.0)  # the workers are linting
+    started = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    _, err = process.communicate(timeout=60)
+    assert time.monotonic() - started < 2.0
+    assert process.returncode == 130
+    assert err.strip().splitlines() == ["tapelint: interrupted"]
