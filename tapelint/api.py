@@ -65,9 +65,12 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_format: str, stdin_filename: str | None, config_file: Path | None, jobs: int | None,
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
-              force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False) -> int:
+              force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
+              respect_gitignore: bool = True) -> int:
     config = load_config(paths, config_file, stdin_filename)
     config = config.with_cli(select or None, ignore or None, extend_select or None)
+    if not respect_gitignore:
+        config = dataclasses.replace(config, respect_gitignore=False)
     if force_exclude and not config.force_exclude:
         config = dataclasses.replace(config, force_exclude=True)
     if fail_on is not None:

@@ -106,6 +106,8 @@ def check(
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that makes the run exit 1 "
                                                                     "(default: warning, or `fail-on` in the config)."),
+    respect_gitignore: bool = typer.Option(True, "--respect-gitignore/--no-respect-gitignore",
+                                           help="Skip files git ignores when walking folders (default: on)."),
     force_exclude: bool = typer.Option(False, "--force-exclude", help="Apply `exclude` to files named on the command line too (for pre-commit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
     statistics: bool = typer.Option(False, "--statistics", help="Print how many findings each rule has, "
@@ -125,7 +127,7 @@ def check(
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,
             fail_on=fail_on.value if fail_on is not None else None,
             fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
-            probe_script=probe_script, statistics=statistics,
+            probe_script=probe_script, statistics=statistics, respect_gitignore=respect_gitignore,
         )
     except TapelintError as error:
         raise fail(str(error)) from None

@@ -33,6 +33,7 @@ _TOP_KEYS = {
     "keras-version": "2 or 3",
     "include-notebooks": "true or false",
     "force-exclude": "true or false",
+    "respect-gitignore": "true or false",
     "fail-on": "error, warning or info",
 }
 FAIL_ON = ("error", "warning", "info")
@@ -49,6 +50,7 @@ class Config:
     keras_version: int | None = None
     include_notebooks: bool = True
     force_exclude: bool = False  # apply exclude to files named explicitly too (pre-commit passes names)
+    respect_gitignore: bool = True  # skip what git ignores when walking folders inside a work tree
     # The lowest severity that makes the run exit 1 (info findings are shown but pass by default).
     fail_on: str = "warning"
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
@@ -215,6 +217,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `force-exclude` must be true or false")
             values["force_exclude"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `respect-gitignore` must be true or false")
+            values["respect_gitignore"] = value
         elif key == "fail-on":
             if value not in FAIL_ON:
                 raise ConfigError(f"{where}: `fail-on` must be one of error, warning, info, not {value!r}")

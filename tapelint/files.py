@@ -62,6 +62,7 @@ def discover(paths: list[Path], config: Config, errors: list[str] | None = None)
         def unreadable(error: OSError) -> None:
             problem(f"{error.filename}: cannot read the folder ({error.strerror or error})")
 
+        walked: list[Path] = []
         for folder, subfolders, filenames in os.walk(path, onerror=unreadable):
             folder_path = Path(folder)
             subfolders[:] = sorted(
@@ -73,8 +74,39 @@ def discover(paths: list[Path], config: Config, errors: list[str] | None = None)
                     config.include_notebooks and filename.endswith(NOTEBOOK_SUFFIX)
                 )
                 if wanted and not config.is_excluded(file_path, path) and _regular(file_path):
-                    found.setdefault(file_path, SourceFile(file_path, explicit=False))
+                    walked.append(file_path)
+        ignored = git_ignored(path, walked) if config.respect_gitignore else set()
+        for file_path in walked:
+            if file_path not in ignored:
+                found.setdefault(file_path, SourceFile(file_path, explicit=False))
     return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def git_ignored(folder: Path, files: list[Path]) -> set[Path]:
+    """Which of `files` (found by walking `folder`) git ignores: its `.gitignore` files, `.git/info/exclude`
+    and the user's global excludes, as git itself reads them. Nothing when the folder is not in a git work
+    tree or git is not installed, and nothing when the folder itself is ignored: the user named it
+    (`tapelint .venv/lib/python3.11/site-packages/keras`)."""
+    import subprocess
+
+    if not files:
+        return set()
+    try:
+        named = subprocess.run(["git", "-C", str(folder), "check-ignore", "-q", "."], capture_output=True,
+                               timeout=60, stdin=subprocess.DEVNULL)
+        if named.returncode != 1:
+            return set()  # 0: the folder itself is ignored; 128: not a work tree (or no git)
+        base = os.path.abspath(folder)
+        names = {os.path.relpath(os.path.abspath(f), base): f for f in files}
+        run = subprocess.run(["git", "-C", base, "check-ignore", "--stdin", "-z"],
+                             input="\0".join(names).encode("utf-8", "surrogateescape") + b"\0",
+                             capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if run.returncode not in (0, 1):
+        return set()
+    ignored = run.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {names[name] for name in ignored if name in names}
 
 
 def _regular(path: Path) -> bool:

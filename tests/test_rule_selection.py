@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tapelint.cli import app
@@ -118,3 +119,40 @@ def test_a_folder_without_python_files_says_so_and_passes(tmp_path: Path):
     result = CliRunner().invoke(app, [str(tmp_path)])
     assert result.exit_code == 0
     assert "no Python files or notebooks found" in result.output
+
+
+def _git_repo(tmp_path: Path) -> Path:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("out/\ngenerated_*.py\n", encoding="utf-8")
+    for name in ("out/a.py", "src/b.py", "src/generated_c.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(PROGRAM, encoding="utf-8")
+    return tmp_path
+
+
+def _files_reported(output: str) -> set[str]:
+    return {Path(line.split(":")[0]).name for line in output.splitlines() if ".py:" in line}
+
+
+def test_walking_a_git_work_tree_skips_what_git_ignores(tmp_path: Path):
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = _git_repo(tmp_path)
+    assert _files_reported(CliRunner().invoke(app, [str(repo)]).output) == {"b.py"}
+    everything = CliRunner().invoke(app, ["--no-respect-gitignore", str(repo)]).output
+    assert _files_reported(everything) == {"a.py", "b.py", "generated_c.py"}
+    # Named explicitly, an ignored file or folder is linted: the user asked for it.
+    named = CliRunner().invoke(app, [str(repo / "out"), str(repo / "src" / "generated_c.py")]).output
+    assert _files_reported(named) == {"a.py", "generated_c.py"}
+    (repo / "pyproject.toml").write_text("[tool.tapelint]\nrespect-gitignore = false\n", encoding="utf-8")
+    assert _files_reported(CliRunner().invoke(app, [str(repo)]).output) == {"a.py", "b.py", "generated_c.py"}
+
+
+def test_outside_a_git_work_tree_nothing_is_skipped_for_gitignore(tmp_path: Path):
+    (tmp_path / ".gitignore").write_text("*.py\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
+    assert _files_reported(CliRunner().invoke(app, [str(tmp_path)]).output) == {"train.py"}
