@@ -1,17 +1,52 @@
 """tapelint: finds why a TensorFlow GradientTape training loop silently fails to learn.
 
-Importing tapelint never imports tensorflow; the runtime probe lives in `tapelint.probe`.
+Importing tapelint never imports tensorflow; the runtime probe lives in `tapelint.probe`. The public names
+below are imported on first use (PEP 562), so `tapelint --version` and the command line's start-up do not
+pay for libcst and the rules.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from tapelint.config import Config  # noqa: E402
-from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit  # noqa: E402
-from tapelint.engine import lint_source  # noqa: E402
-from tapelint.rule import Invalid, Option, Rule, Valid  # noqa: E402
-from tapelint.runner import lint_paths  # noqa: E402
+_PUBLIC = {
+    "Config": "tapelint.config",
+    "Confidence": "tapelint.diagnostic",
+    "Diagnostic": "tapelint.diagnostic",
+    "Fix": "tapelint.diagnostic",
+    "Severity": "tapelint.diagnostic",
+    "TextEdit": "tapelint.diagnostic",
+    "lint_source": "tapelint.engine",
+    "Invalid": "tapelint.rule",
+    "Option": "tapelint.rule",
+    "Rule": "tapelint.rule",
+    "Valid": "tapelint.rule",
+    "lint_paths": "tapelint.runner",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tapelint.config import Config
+    from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+    from tapelint.engine import lint_source
+    from tapelint.rule import Invalid, Option, Rule, Valid
+    from tapelint.runner import lint_paths
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tapelint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
+
 
 __all__ = [
     "Config", "Confidence", "Diagnostic", "Fix", "Invalid", "Option", "Rule", "Severity", "TextEdit", "Valid",
