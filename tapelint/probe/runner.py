@@ -302,7 +302,9 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
             payload = {**(payload or {}), "status": "crashed",
                        "error": {"message": f"{message} after {steps_done} step{'s' if steps_done != 1 else ''}"}}
     elif payload.get("status") == "raised" and memory_note:
-        payload["error"] = {**(payload.get("error") or {}), "message": memory_note}
+        error = payload.get("error") or {}
+        kind = error.get("type")
+        payload["error"] = {**error, "message": f"{kind}: {memory_note}" if kind else memory_note}
     elif timed_out and payload.get("status") != "stopped":
         payload["status"] = "timeout"
         payload["error"] = {"message": f"the script ran past the {timeout:g} s timeout "
