@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import os
 import sys
 import re
 import threading
@@ -244,6 +245,18 @@ _MAX_TRAILERS = 500
 _TRAILER_RUN = re.compile(r"(?:\s*(?:\.\s*\w+|\([^()]{0,200}\)|\[[^\[\]]{0,200}\])){%d}" % _MAX_TRAILERS)
 _deep_worker: list = []  # [executor, thread ident], made on first use
 _deep_lock = threading.Lock()
+
+
+def _forget_deep_worker() -> None:
+    # A forked child (a ProcessPoolExecutor worker) inherits the executor but not its thread: work handed
+    # to it would wait forever. The child makes its own on first use.
+    global _deep_lock
+    _deep_worker.clear()
+    _deep_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_deep_worker)
 
 
 def _nested_too_deeply(source: str) -> str | None:
