@@ -404,6 +404,7 @@ class ModelReader:
 
     def __init__(self, facts: Facts) -> None:
         self.f = facts
+        self._subclasses_in_progress: set[str] = set()
 
     # --- models
     def model_of(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> ModelInfo | None:
@@ -537,6 +538,11 @@ class ModelReader:
         return UNKNOWN
 
     def _subclass(self, node: cst.CSTNode, class_name: str) -> ModelInfo:
+        if class_name in self._subclasses_in_progress:
+            # Its `call` returns (through helpers) a call of the class itself: known to be this subclass,
+            # with nothing more said about its output while that is being worked out.
+            return ModelInfo(node, "subclass", class_name, class_name=class_name)
+
         def compute() -> ModelInfo:
             info = ModelInfo(node, "subclass", class_name, class_name=class_name)
             cls = self.f.classes[class_name]
@@ -552,7 +558,14 @@ class ModelReader:
                         info.layers.append((cls_name, binding.value))
             return info
 
-        return self.f.cached(("subclass", class_name), compute)  # type: ignore[return-value]
+        def guarded() -> ModelInfo:
+            self._subclasses_in_progress.add(class_name)
+            try:
+                return compute()
+            finally:
+                self._subclasses_in_progress.discard(class_name)
+
+        return self.f.cached(("subclass", class_name), guarded)  # type: ignore[return-value]
 
     # --- values
     def value_kind(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> OutputInfo:
