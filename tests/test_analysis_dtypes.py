@@ -127,3 +127,15 @@ def test_integer_variables_among_gradient_sources_keep_their_order():
         found = integer_variables(facts, grad.sources, grad.site.scope, grad.site.order)
         names.append([(d.dtype, cst.Module(body=[]).code_for_node(d.because)) for _, d in found])
     assert names == [[("int32", "1"), ("int64", "np.arange(3)")], [("int64", "np.arange(3)")], []]
+
+
+def test_dtype_names_are_read_once_for_casts_too():
+    from tapelint.analysis.dataflow import integer_dtype
+
+    module = cst.parse_module("import tensorflow as tf\nimport numpy as np\n"
+                              "a = (tf.int32, 'int64', np.uint8, bool, tf.float32, 'float16', float)\n")
+    facts = Facts(module)
+    values = module.body[2].body[0].value.elements  # type: ignore[attr-defined]
+    names = [dtype_name(facts, e.value) for e in values]
+    assert names == ["int32", "int64", "uint8", "bool", "float32", "float16", None]
+    assert [integer_dtype(facts, e.value) for e in values] == ["int32", "int64", "uint8", "bool", None, None, None]

@@ -110,9 +110,6 @@ NO_GRAD_OPS = frozenset({
     "tensorflow.shape_n", "keras.ops.shape", "keras.ops.ones_like", "keras.ops.zeros_like",
 })
 CAST_OPS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast", "keras.backend.cast"})
-INTEGER_DTYPES = frozenset(
-    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
-)
 BUILTIN_CUTS = frozenset({"float", "int", "bool", "round"})
 BUILTIN_COMBINE = frozenset({"sum", "abs", "max", "min", "list", "tuple", "sorted", "reversed", "zip"})
 BUILTIN_NONE = frozenset({"len", "range", "print", "isinstance", "str", "type", "enumerate", "hasattr", "id"})
@@ -125,19 +122,12 @@ INDEX_KEYWORDS = frozenset({"dtype", "name", "axis", "keepdims", "output_type"})
 
 
 def integer_dtype(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
-    """`int32` when `expr` names an integer or bool dtype (`tf.int32`, `"int64"`, `np.int32`)."""
-    if expr is None:
-        return None
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) and value in INTEGER_DTYPES else None
-    qualified = facts.resolve(expr) or dotted(expr) or ""
-    last = qualified.rsplit(".", 1)[-1]
-    if last in INTEGER_DTYPES and (qualified.startswith(("tensorflow.", "numpy.", "keras.")) or "." not in qualified):
-        return last
-    if qualified in ("tensorflow.bool", "bool"):
-        return "bool"
-    return None
+    """`int32` when `expr` names an integer or bool dtype (`tf.int32`, `"int64"`, `np.int32`, `bool`):
+    what `tf.cast` to it cuts. The dtype itself is read by `dtypes.dtype_name`, the one answer."""
+    from tapelint.analysis.dtypes import dtype_name, is_integer  # dtypes sits above this module
+
+    dtype = dtype_name(facts, expr)
+    return dtype if is_integer(dtype) else None
 
 
 @dataclass(eq=False)

@@ -59,6 +59,8 @@ def dtype_name(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
             text = _ALIASES.get(text, text)
             return text if text in _KNOWN else None
         return None
+    if isinstance(expr, cst.Name) and expr.value == "bool" and not facts.bindings_of("bool"):
+        return "bool"  # the builtin: `tf.as_dtype(bool)` is tf.bool (int and float are refused)
     qualified = facts.resolve(expr)
     if qualified is None or not qualified.startswith(_DTYPE_PREFIXES):
         return None
