@@ -55,43 +55,35 @@ def _become_subreaper() -> bool:
         return False
 
 
-def _children() -> dict[int, int]:
-    """pid -> process group of this process's children, from /proc (empty where there is none)."""
-    me = os.getpid()
-    found: dict[int, int] = {}
+def _processes() -> dict[int, int]:
+    """pid -> parent pid of every process, from /proc (empty where there is none)."""
+    table: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return table
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
+                table[int(entry)] = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        if int(fields[1]) == me:
-            found[int(entry)] = int(fields[2])
-    return found
+    return table
+
+
+def _children() -> set[int]:
+    """This process's children (re-parented orphans included, once it is a subreaper)."""
+    me = os.getpid()
+    return {pid for pid, parent in _processes().items() if parent == me}
 
 
 def _descendants(root: int) -> list[int]:
     """Every living descendant of `root`, whatever session or group it moved to."""
     parents: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                ppid = int(handle.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        parents.setdefault(ppid, []).append(int(entry))
+    for pid, parent in _processes().items():
+        parents.setdefault(parent, []).append(pid)
     out, todo = [], [root]
     while todo:
         for child in parents.get(todo.pop(), []):
@@ -214,7 +206,7 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     options = {"script": str(path), "args": list(args), "steps": steps, "device": device}
     started = time.monotonic()
     subreaper = _become_subreaper()
-    before = set(_children())
+    before = _children()
     previous: dict[int, Any] = {}
 
     def terminate(signum: int, frame: Any) -> None:  # noqa: ARG001
