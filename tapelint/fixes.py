@@ -266,15 +266,22 @@ def fix_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> F
     return FileFix(name, text, result.source, result.applied, result.remaining)
 
 
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    """The text of a file to fix and the encoding to write it back in: a notebook's JSON and a file with a
+    UTF-8 BOM are UTF-8, anything else what a PEP 263 cookie says."""
+    notebook = name.endswith(NOTEBOOK_SUFFIX)
+    utf8 = notebook or data.startswith(b"\xef\xbb\xbf")
+    return decode(data, name, python=not notebook), "utf-8" if utf8 else source_encoding(data, name)
+
+
 def _read(path: Path) -> tuple[str, bool, str]:
-    """The text, whether it had a UTF-8 BOM, and the encoding to write it back in (a PEP 263 cookie's)."""
+    """The text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
     try:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    bom = data.startswith(b"\xef\xbb\xbf")
-    encoding = "utf-8" if bom or path.suffix == NOTEBOOK_SUFFIX else source_encoding(data, str(path))
-    return decode(data, str(path)), bom, encoding
+    text, encoding = _decode(data, str(path))
+    return text, data.startswith(b"\xef\xbb\xbf"), encoding
 
 
 def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
@@ -342,10 +349,8 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
     stdin: tuple[str, str] | None = None
     if "-" in paths:
         name = stdin_filename or "<stdin>"
-        data = sys.stdin.buffer.read()
-        notebook = name.endswith(NOTEBOOK_SUFFIX)
-        stdin_encoding = "utf-8" if notebook or data.startswith(b"\xef\xbb\xbf") else source_encoding(data, name)
-        stdin = (decode(data, name, python=not notebook), name)
+        text, stdin_encoding = _decode(sys.stdin.buffer.read(), name)
+        stdin = (text, name)
     result = lint([p for p in paths if p != "-"], config, jobs, stdin_filename)
     run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
     errors = sorted({*result.errors, *run.errors})
