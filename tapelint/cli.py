@@ -118,7 +118,7 @@ def check(
              "finding in the files it runs confirmed, refuted or not-checked, and add the runtime (TL8xx) findings."),
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
-    from tapelint.api import run_check
+    from tapelint.commands import run_check
 
     try:
         code = run_check(
@@ -161,7 +161,7 @@ def probe_command(
     Exit status: 0 when the steps ran with no finding, 1 when there are findings or the script failed, timed
     out or computed no gradient, 2 for a usage error (no such script, no TensorFlow, bad option).
     """
-    from tapelint.api import run_probe_command
+    from tapelint.commands import run_probe_command
 
     try:
         code = run_probe_command(script=script, args=list(script_args or []), steps=steps, timeout=timeout,
@@ -177,15 +177,15 @@ def list_rules(
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
 ) -> None:
     """List every rule: code, name, severity, and whether it is on by default."""
-    from tapelint.api import rules_table
+    from tapelint.docs import rules_listing
 
-    typer.echo(rules_table(output_format.value), nl=False)
+    typer.echo(rules_listing(output_format.value), nl=False)
 
 
 @app.command("rule")
 def explain_rule(key: str = typer.Argument(..., help="A rule code (TL001) or name (optimizer-never-applied).")) -> None:
     """Explain one rule: its full documentation."""
-    from tapelint.api import explain
+    from tapelint.docs import explain
 
     try:
         typer.echo(explain(key))

@@ -6,12 +6,13 @@
 
 from __future__ import annotations
 
-import argparse
+import json
 import re
 import sys
 from pathlib import Path
 
 from tapelint import registry
+from tapelint.errors import InputError
 from tapelint.rule import Invalid, Rule
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Known problems", "Options",
@@ -218,36 +219,57 @@ def expected_files(root: Path) -> dict[Path, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tapelint.docs", description=__doc__.splitlines()[0])
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="regenerate docs/rules.md and the README table")
-    mode.add_argument("--check", action="store_true", help="exit 1 when they are out of date")
-    parser.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
-    args = parser.parse_args(argv)
-    root = args.root or default_root()
-    try:
-        expected = expected_files(root)
-    except (OSError, ValueError) as error:
-        print(f"tapelint: error: {error}", file=sys.stderr)
-        return 2
-    incomplete = [p for rule in registry.all_rules() for p in problems(rule)]
-    for problem in incomplete:
-        print(f"tapelint docs: {problem}", file=sys.stderr)
-    stale = [path for path, text in expected.items()
-             if not path.is_file() or path.read_text(encoding="utf-8") != text]
-    if args.check:
-        for path in stale:
-            print(f"{path.relative_to(root)} is out of date; run `python -m tapelint.docs --write`", file=sys.stderr)
-        return 1 if stale or incomplete else 0
-    from tapelint.fixes import write_atomic
+# --- the rule catalog as `tapelint rules`, `tapelint rule CODE` and the editor's hover show it ---
 
-    for path in stale:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, expected[path])
-        print(f"wrote {path.relative_to(root)}")
-    return 0
+
+def rules_listing(output_format: str = "text") -> str:
+    rules = registry.all_rules()
+    if output_format == "json":
+        return json.dumps([
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "confidence": r.confidence.value,
+             "default": r.default_enabled, "fixable": r.fixable, "summary": summary_line(r)}
+            for r in rules
+        ], indent=2) + "\n"
+    width = max(len(r.name) for r in rules)
+    lines = [f"{'code':<6} {'name':<{width}} {'severity':<8} {'default':<7} summary"]
+    for r in rules:
+        lines.append(f"{r.code:<6} {r.name:<{width}} {r.severity.value:<8} {'on' if r.default_enabled else 'off':<7} "
+                     f"{summary_line(r)}")
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(rule) -> str:  # type: ignore[no-untyped-def]
+    """The first sentence of the rule's 'What it does' section (the same text as the README table)."""
+    return summary(rule)
+
+
+# The two codes the engine itself emits: they have no rule class, but users meet them and ask.
+_BUILT_IN = {
+    registry.SYNTAX_ERROR: (
+        "A file (or notebook cell) that Python cannot parse: a syntax error, a file nested too deeply to "
+        "analyse. The message gives Python's reason and position. The other files are still checked; fix "
+        "the syntax and run again. Suppress with `per-file-ignores` if the file is deliberately invalid "
+        "(a template). Severity: error."),
+    registry.INTERNAL_ERROR: (
+        "A rule crashed on this file: a bug in tapelint, not in your code. The other rules' findings for "
+        "the file still appear. Please report it with the file (or a reduced version). Severity: error."),
+}
+
+
+def explain(key: str) -> str:
+    for (code, name), text in _BUILT_IN.items():
+        if key.upper() == code or key.lower() == name:
+            return f"# {code} {name}\n\n{text}\n"
+    rule = registry.rule_by_key(key)
+    if rule is None:
+        raise InputError(f"unknown rule {key!r} (see `tapelint rules`)")
+    header = (f"# {rule.code} {rule.name}\n\nSeverity: {severity_text(rule)}. Confidence: {rule.confidence.value}. "
+              f"{'On' if rule.default_enabled else 'Off'} by default. "
+              f"Fix: {'available' if rule.fixable else 'none'}.\n\n")
+    return header + rule.docs()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from tapelint.commands import docs_command
+
+    sys.exit(docs_command())

@@ -1,49 +1,22 @@
-"""Applying fixes to source text, re-linting until stable, and writing files atomically."""
+"""Fixing files: applying fixes pass by pass (each pass re-lints) until stable, for one text, a notebook
+or every file with a fixable finding, and writing the results back atomically."""
 
 from __future__ import annotations
 
-import difflib
-import os
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
+from tapelint.atomic import refuse_to_replace, write_atomic
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, TextEdit
+from tapelint.edits import apply_edits, edits_overlap, selected_fixes, unified_diff
 from tapelint.engine import lint_source
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import NOTEBOOK_SUFFIX, decode, source_encoding
-from tapelint.text import line_starts, source_lines
 
 MAX_PASSES = 10
-
-
-def apply_edits(source: str, edits: list[TextEdit]) -> str:
-    """Apply non-overlapping edits (libcst positions). Overlapping later edits are dropped."""
-    starts = line_starts(source)
-
-    def offset(line: int, column: int) -> int:
-        return starts[line - 1] + column if line - 1 < len(starts) else len(source)
-
-    spans = sorted(((offset(e.line, e.column), offset(e.end_line, e.end_column), e.text) for e in edits),
-                   key=lambda s: (s[0], s[1]))
-    result: list[str] = []
-    cursor = 0
-    for start, end, text in spans:
-        if start < cursor:
-            continue  # overlaps an edit already taken; the next pass will redo it if still needed
-        result.append(source[cursor:start])
-        result.append(text)
-        cursor = end
-    result.append(source[cursor:])
-    return "".join(result)
-
-
-def selected_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
-    return [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe)]
 
 
 @dataclass
@@ -97,106 +70,6 @@ def _parses(source: str) -> bool:
     return True
 
 
-def edits_overlap(edits: list[TextEdit]) -> bool:
-    spans = sorted(((e.line, e.column), (e.end_line, e.end_column)) for e in edits)
-    return any(spans[i][1] > spans[i + 1][0] for i in range(len(spans) - 1))
-
-
-TEMP_SUFFIX = ".tapelint-tmp"
-
-
-def _temp_prefix(name: str, pid: int) -> str:
-    return f".{name}.{pid}."
-
-
-def remove_stale_temps(path: Path) -> None:
-    """Remove the temporary files that a killed `--fix` (kill -9, power loss) left next to `path`.
-    Each carries the writer's process id; only those of processes that no longer exist are removed, so a
-    concurrent run's file in flight is never touched."""
-    prefix = f".{path.name}."
-    try:
-        candidates = [entry for entry in os.scandir(path.parent)
-                      if entry.name.startswith(prefix) and entry.name.endswith(TEMP_SUFFIX)]
-    except OSError:
-        return
-    for entry in candidates:
-        pid_text = entry.name[len(prefix):].split(".", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
-            continue
-        try:
-            os.unlink(entry.path)
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, and belongs to someone else
-    return True
-
-
-def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
-    """Replace a file's content in one rename, keeping its permissions and, where we may, its owner;
-    never a half-written file. The text is encoded before anything is created, so a text the encoding
-    cannot hold writes nothing."""
-    data = text.encode(encoding)
-    if path.is_symlink():
-        path = path.resolve()  # replace the file the link points to, not the link
-    try:
-        status: os.stat_result | None = path.stat()
-        mode = stat.S_IMODE(status.st_mode)
-    except OSError:
-        status = None
-        # A new file gets the mode any program would give it: 0666 less the umask (mkstemp's is 0600).
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    remove_stale_temps(path)
-    folder = path.parent
-    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path.name, os.getpid()), suffix=TEMP_SUFFIX, dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        if status is not None and (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                # As root, a fixed file must stay its owner's; as anyone else this only keeps the group.
-                os.chown(temp, status.st_uid, status.st_gid)
-            except OSError:
-                pass
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
-
-
-def refuse_to_replace(path: Path) -> str | None:
-    """Why `--fix` must leave this existing file alone, or None. A read-only file says "do not edit me"
-    (root could write it anyway); a file with several hard links would be split from its twins by the
-    atomic rename, and writing it in place could leave it half-written."""
-    try:
-        status = path.resolve().stat()
-    except OSError:
-        return None
-    if not status.st_mode & 0o222:
-        return "is read-only; not fixed (make it writable to fix it)"
-    if status.st_nlink > 1:
-        return (f"has {status.st_nlink} hard links, and an atomic rewrite would split them; not fixed "
-                "(fix a copy, or break the links)")
-    return None
-
-
 # --- fixing files: what `tapelint check --fix` and `--diff` run ------------------------------------------
 
 
@@ -240,19 +113,6 @@ class FixRun:
     @property
     def changed_files(self) -> list[FileFix]:
         return [f for f in (*self.files, *([self.stdin] if self.stdin else [])) if f.changed]
-
-
-def unified_diff(name: str, before: str, after: str) -> str:
-    """A diff that `git apply` and `patch -p1` take as they are: `a/` and `b/` before a relative name."""
-    def lines(text: str) -> list[str]:
-        out = source_lines(text, keepends=True)
-        if out and not out[-1].endswith(("\n", "\r")):
-            out[-1] += "\n\\ No newline at end of file\n"
-        return out
-
-    relative = not Path(name).is_absolute()
-    old, new = (f"a/{name}", f"b/{name}") if relative else (name, name)
-    return "".join(difflib.unified_diff(lines(before), lines(after), old, new))
 
 
 def fix_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> FileFix:
@@ -328,56 +188,3 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
         run.diagnostics.extend(run.stdin.remaining)
     run.diagnostics.sort(key=Diagnostic.sort_key)
     return run
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin_filename: str | None,
-                    output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
-                    quiet: bool) -> int:
-    """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
-
-    Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
-    writes nothing and exits 1 when something would change."""
-    import sys
-
-    from tapelint.api import emit_report, exit_code, lint
-    from tapelint.reporters import REPORTERS
-
-    stdin: tuple[str, str] | None = None
-    if "-" in paths:
-        name = stdin_filename or "<stdin>"
-        text, stdin_encoding = _decode(sys.stdin.buffer.read(), name)
-        stdin = (text, name)
-    result = lint([p for p in paths if p != "-"], config, jobs, stdin_filename)
-    run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
-    errors = sorted({*result.errors, *run.errors})
-    for error in errors:
-        print(f"tapelint: error: {error}", file=sys.stderr)
-    files_checked = result.files_checked + (1 if stdin is not None else 0)
-    changed = run.changed_files
-    fixed = f"{_plural(run.applied, 'finding')} in {_plural(len(changed), 'file')}"
-    if diff:
-        emit_report("".join(f.diff() for f in changed), output_file)
-        if not quiet:
-            print(f"Would fix {fixed}." if changed else "No fixes available.", file=sys.stderr)
-        if errors:
-            return 2
-        return 1 if changed and not exit_zero else 0
-    stream = sys.stdout
-    if run.stdin is not None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(run.stdin.after.encode(stdin_encoding, "replace"))
-        sys.stdout.flush()
-        stream = sys.stderr
-    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet)
-    if changed and not quiet:
-        if output_format == "text":
-            head, _, last = report.rstrip("\n").rpartition("\n")
-            report = (head + "\n" if head else "") + f"Fixed {fixed}.\n" + last + "\n"
-        else:
-            print(f"Fixed {fixed}.", file=sys.stderr)
-    emit_report(report, output_file, stream)
-    return exit_code(run.diagnostics, errors, exit_zero, config.fail_on)

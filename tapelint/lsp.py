@@ -176,7 +176,7 @@ _DOC_URIS: dict[str, str | None] = {}
 
 def rule_docs(code: str) -> str:
     """The markdown shown for a code: the rule's full docs, or a note for TL000/TL999 and unknown codes."""
-    from tapelint.api import explain
+    from tapelint.docs import explain
 
     key = code.strip()
     if key.upper() in _NOT_RULES:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Fix, TextEdit
+from tapelint.edits import apply_edits, edits_overlap
 from tapelint.engine import lint_source
 from tapelint.errors import InputError
 from tapelint.files import MAX_NOTEBOOK_BYTES, check_size, decode
@@ -384,8 +385,6 @@ class NotebookFixOutcome:
 
 
 def _apply_to_cell(cell: CodeCell, edits: list[TextEdit]) -> str:
-    from tapelint.fixes import apply_edits
-
     text = cell.source
     added_newline = not text.endswith("\n")
     if added_newline:
@@ -402,8 +401,6 @@ def _cell_parses(cell: CodeCell) -> bool:
 
 def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = False) -> NotebookFixOutcome:
     """Apply fixes cell by cell, pass by pass; only the `source` of changed cells is rewritten in the JSON."""
-    from tapelint.fixes import edits_overlap
-
     notebook = parse_notebook(text, name)
     if not notebook.cells or not is_python(notebook):
         return NotebookFixOutcome(text, 0, [])

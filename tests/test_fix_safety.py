@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tapelint.cli import app
-from tapelint.fixes import TEMP_SUFFIX, remove_stale_temps
+from tapelint.atomic import TEMP_SUFFIX, remove_stale_temps
 
 BEFORE = """import tensorflow as tf
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tapelint.config import Config
-from tapelint.fixes import fix_source, write_atomic
+from tapelint.atomic import write_atomic
+from tapelint.fixes import fix_source
 
 # The Keras 3 breakages of seed report 2 (a VGG16 trained in a GradientTape loop on CIFAR-10).
 SEED2 = '''\

@@ -321,7 +321,7 @@ async def test_malformed_requests_do_not_kill_the_server(client, monkeypatch):
 
 
 def test_importing_tapelint_does_not_import_pygls():
-    code = "import sys, tapelint, tapelint.cli, tapelint.api; print(sorted(m for m in ('pygls', 'lsprotocol') if m in sys.modules))"
+    code = "import sys, tapelint, tapelint.cli, tapelint.commands; print(sorted(m for m in ('pygls', 'lsprotocol') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 

@@ -80,7 +80,7 @@ def test_a_symlink_loop_is_a_one_line_error_not_an_internal_error(tmp_path: Path
 def test_a_finding_the_probe_refuted_is_shown_but_does_not_fail_the_run():
     import dataclasses
 
-    from tapelint.api import exit_code
+    from tapelint.commands import exit_code
     from tapelint.diagnostic import Diagnostic, ProbeVerdict, Severity
 
     finding = Diagnostic("train.py", 3, 0, 3, 5, "TL001", "optimizer-never-applied", "m", Severity.ERROR)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tapelint.cli import app
 from tapelint.errors import InputError
 from tapelint.files import decode
-from tapelint.fixes import write_atomic
+from tapelint.atomic import write_atomic
 
 LATIN1_LOOP = (
     "# -*- coding: latin-1 -*-\n"

@@ -1,6 +1,14 @@
 """Patches what a custom training loop goes through so that a Recorder sees it: `tf.GradientTape.gradient`,
 the optimizers' `apply`, loss `__call__`, and layer/model `__init__` and `__call__` (Keras 3, and tf_keras
-when it is installed). `install()` returns a function that undoes every patch."""
+when it is installed). `install()` returns a function that undoes every patch.
+
+A `tf.function` runs as a graph, as it does without the probe ("graph" mode): while it is traced, each hook
+adds a host callback (`tf.py_function`, stateful, so automatic control dependencies keep it and run the
+callbacks in program order) that hands the values to the Recorder when the step runs. The gradients the
+user gets back pass through an identity that depends on the gradient callback, so the callback reads the
+weights before any update that uses those gradients. Functions the callbacks cannot live in (XLA,
+`jit_compile=True`), and every function in "eager" mode, run eagerly; `traced_rerun()` then runs the last
+such call once more as a graph after the probe stopped, to surface graph-only errors."""
 
 from __future__ import annotations
 
@@ -19,6 +27,16 @@ class _State:
     layer_depth = 0
     loss_depth = 0
     apply_depth = 0
+    # "graph": tf.functions run traced, measured through host callbacks; "eager": they run eagerly.
+    mode = "graph"
+    # tf.function name -> "graph" or the reason it ran eagerly, in the order they were first called.
+    functions: dict[str, str] = {}
+    # The last call of a function that ran eagerly: (function, args, kwargs), for `traced_rerun`.
+    last_eager_call: tuple[Any, tuple, dict] | None = None
+    # Errors inside the probe's own callbacks (never the user's): reported as notes.
+    callback_errors: list[str] = []
+    # Generated autograph file -> its source map, to name the user's line in traced code.
+    source_maps: dict[str, Any] = {}
 
 
 STATE = _State()

@@ -1,14 +1,14 @@
-"""Library functions behind the command line, usable from Python too."""
+"""The commands: what `tapelint check` (with --fix, --diff, --probe), `tapelint probe` and
+`python -m tapelint.docs` do, on top of the library. `cli.py` parses arguments and calls these; nothing
+below this module calls back up into it (tests/test_layers.py checks)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
 from tapelint import config as config_mod
-from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.engine import lint_source
@@ -28,7 +28,7 @@ def load_config(paths: list[str], config_file: Path | None, stdin_filename: str 
     return config_mod.load(config_mod.find_config_file(Path(anchor)))
 
 
-def lint(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None) -> LintResult:
+def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None) -> LintResult:
     """Lint paths (and `-` for standard input) with a resolved config."""
     files = [p for p in paths if p != "-"]
     result = lint_paths([Path(p) for p in files], config, jobs) if files else LintResult()
@@ -85,12 +85,10 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     if fix or diff:
         if probe_script is not None:
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
-        from tapelint.fixes import run_fix_command
-
         return run_fix_command(paths=paths, config=config, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
                                diff=diff, exit_zero=exit_zero, quiet=quiet)
-    result = lint(paths, config, jobs, stdin_filename)
+    result = lint_inputs(paths, config, jobs, stdin_filename)
     probe_failed = False
     if probe_script is not None:
         probe_failed = _probe_and_confirm(result, probe_script, config)
@@ -132,7 +130,7 @@ def emit_report(report: str, output_file: Path | None, stream=None) -> None:  # 
     if output_file is None:
         (stream or sys.stdout).write(report)
         return
-    from tapelint.fixes import write_atomic
+    from tapelint.atomic import write_atomic
 
     try:
         output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -163,52 +161,88 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     return result.exit_code_for(exit_zero)
 
 
-def rules_table(output_format: str = "text") -> str:
-    rules = registry.all_rules()
-    if output_format == "json":
-        return json.dumps([
-            {"code": r.code, "name": r.name, "severity": r.severity.value, "confidence": r.confidence.value,
-             "default": r.default_enabled, "fixable": r.fixable, "summary": summary_line(r)}
-            for r in rules
-        ], indent=2) + "\n"
-    width = max(len(r.name) for r in rules)
-    lines = [f"{'code':<6} {'name':<{width}} {'severity':<8} {'default':<7} summary"]
-    for r in rules:
-        lines.append(f"{r.code:<6} {r.name:<{width}} {r.severity.value:<8} {'on' if r.default_enabled else 'off':<7} "
-                     f"{summary_line(r)}")
-    return "\n".join(lines) + "\n"
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def summary_line(rule) -> str:  # type: ignore[no-untyped-def]
-    """The first sentence of the rule's 'What it does' section (the same text as the README table)."""
-    from tapelint.docs import summary
+def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin_filename: str | None,
+                    output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
+                    quiet: bool) -> int:
+    """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
 
-    return summary(rule)
+    Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
+    writes nothing and exits 1 when something would change."""
+    from tapelint.fixes import _decode, fix_diagnostics
+
+    stdin: tuple[str, str] | None = None
+    if "-" in paths:
+        name = stdin_filename or "<stdin>"
+        text, stdin_encoding = _decode(sys.stdin.buffer.read(), name)
+        stdin = (text, name)
+    result = lint_inputs([p for p in paths if p != "-"], config, jobs, stdin_filename)
+    run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
+    errors = sorted({*result.errors, *run.errors})
+    for error in errors:
+        print(f"tapelint: error: {error}", file=sys.stderr)
+    files_checked = result.files_checked + (1 if stdin is not None else 0)
+    changed = run.changed_files
+    fixed = f"{_plural(run.applied, 'finding')} in {_plural(len(changed), 'file')}"
+    if diff:
+        emit_report("".join(f.diff() for f in changed), output_file)
+        if not quiet:
+            print(f"Would fix {fixed}." if changed else "No fixes available.", file=sys.stderr)
+        if errors:
+            return 2
+        return 1 if changed and not exit_zero else 0
+    stream = sys.stdout
+    if run.stdin is not None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(run.stdin.after.encode(stdin_encoding, "replace"))
+        sys.stdout.flush()
+        stream = sys.stderr
+    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet)
+    if changed and not quiet:
+        if output_format == "text":
+            head, _, last = report.rstrip("\n").rpartition("\n")
+            report = (head + "\n" if head else "") + f"Fixed {fixed}.\n" + last + "\n"
+        else:
+            print(f"Fixed {fixed}.", file=sys.stderr)
+    emit_report(report, output_file, stream)
+    return exit_code(run.diagnostics, errors, exit_zero, config.fail_on)
 
 
-# The two codes the engine itself emits: they have no rule class, but users meet them and ask.
-_BUILT_IN = {
-    registry.SYNTAX_ERROR: (
-        "A file (or notebook cell) that Python cannot parse: a syntax error, a file nested too deeply to "
-        "analyse. The message gives Python's reason and position. The other files are still checked; fix "
-        "the syntax and run again. Suppress with `per-file-ignores` if the file is deliberately invalid "
-        "(a template). Severity: error."),
-    registry.INTERNAL_ERROR: (
-        "A rule crashed on this file: a bug in tapelint, not in your code. The other rules' findings for "
-        "the file still appear. Please report it with the file (or a reduced version). Severity: error."),
-}
+def docs_command(argv: list[str] | None = None) -> int:
+    """`python -m tapelint.docs --write|--check`: regenerate (or check) docs/rules.md and the README table."""
+    import argparse
 
+    from tapelint import docs, registry
 
-def explain(key: str) -> str:
-    for (code, name), text in _BUILT_IN.items():
-        if key.upper() == code or key.lower() == name:
-            return f"# {code} {name}\n\n{text}\n"
-    rule = registry.rule_by_key(key)
-    if rule is None:
-        raise InputError(f"unknown rule {key!r} (see `tapelint rules`)")
-    from tapelint.docs import severity_text
+    parser = argparse.ArgumentParser(prog="python -m tapelint.docs", description=docs.__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="regenerate docs/rules.md and the README table")
+    mode.add_argument("--check", action="store_true", help="exit 1 when they are out of date")
+    parser.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
+    args = parser.parse_args(argv)
+    root = args.root or docs.default_root()
+    try:
+        expected = docs.expected_files(root)
+    except (OSError, ValueError) as error:
+        print(f"tapelint: error: {error}", file=sys.stderr)
+        return 2
+    incomplete = [p for rule in registry.all_rules() for p in docs.problems(rule)]
+    for problem in incomplete:
+        print(f"tapelint docs: {problem}", file=sys.stderr)
+    stale = [path for path, text in expected.items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(root)} is out of date; run `python -m tapelint.docs --write`", file=sys.stderr)
+        return 1 if stale or incomplete else 0
+    from tapelint.atomic import write_atomic
 
-    header = (f"# {rule.code} {rule.name}\n\nSeverity: {severity_text(rule)}. Confidence: {rule.confidence.value}. "
-              f"{'On' if rule.default_enabled else 'Off'} by default. "
-              f"Fix: {'available' if rule.fixable else 'none'}.\n\n")
-    return header + rule.docs()
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, expected[path])
+        print(f"wrote {path.relative_to(root)}")
+    return 0
+

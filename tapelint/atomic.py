@@ -1,0 +1,104 @@
+"""Writing a user's file without ever leaving it half-written: one rename, permissions and owner kept,
+stale temporaries of killed runs swept, and the files that must not be replaced refused."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+TEMP_SUFFIX = ".tapelint-tmp"
+
+
+def _temp_prefix(name: str, pid: int) -> str:
+    return f".{name}.{pid}."
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Remove the temporary files that a killed `--fix` (kill -9, power loss) left next to `path`.
+    Each carries the writer's process id; only those of processes that no longer exist are removed, so a
+    concurrent run's file in flight is never touched."""
+    prefix = f".{path.name}."
+    try:
+        candidates = [entry for entry in os.scandir(path.parent)
+                      if entry.name.startswith(prefix) and entry.name.endswith(TEMP_SUFFIX)]
+    except OSError:
+        return
+    for entry in candidates:
+        pid_text = entry.name[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, and belongs to someone else
+    return True
+
+
+def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """Replace a file's content in one rename, keeping its permissions and, where we may, its owner;
+    never a half-written file. The text is encoded before anything is created, so a text the encoding
+    cannot hold writes nothing."""
+    data = text.encode(encoding)
+    if path.is_symlink():
+        path = path.resolve()  # replace the file the link points to, not the link
+    try:
+        status: os.stat_result | None = path.stat()
+        mode = stat.S_IMODE(status.st_mode)
+    except OSError:
+        status = None
+        # A new file gets the mode any program would give it: 0666 less the umask (mkstemp's is 0600).
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    remove_stale_temps(path)
+    folder = path.parent
+    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path.name, os.getpid()), suffix=TEMP_SUFFIX, dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        if status is not None and (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                # As root, a fixed file must stay its owner's; as anyone else this only keeps the group.
+                os.chown(temp, status.st_uid, status.st_gid)
+            except OSError:
+                pass
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def refuse_to_replace(path: Path) -> str | None:
+    """Why `--fix` must leave this existing file alone, or None. A read-only file says "do not edit me"
+    (root could write it anyway); a file with several hard links would be split from its twins by the
+    atomic rename, and writing it in place could leave it half-written."""
+    try:
+        status = path.resolve().stat()
+    except OSError:
+        return None
+    if not status.st_mode & 0o222:
+        return "is read-only; not fixed (make it writable to fix it)"
+    if status.st_nlink > 1:
+        return (f"has {status.st_nlink} hard links, and an atomic rewrite would split them; not fixed "
+                "(fix a copy, or break the links)")
+    return None
