@@ -83,7 +83,10 @@ def _positions(frame: Any) -> tuple[int, int, int, int]:
 
 
 def user_site(frame: Any) -> dict[str, Any] | None:
-    """The innermost frame at or above `frame` that belongs to the user's code, as a location."""
+    """The innermost frame at or above `frame` that belongs to the user's code, as a location. A location
+    already (a traced step's, taken when it was traced: see instrument.trace_site) is returned as it is."""
+    if isinstance(frame, dict):
+        return frame
     while frame is not None:
         if is_user_file(frame.f_code.co_filename):
             line, end_line, column, end_column = _positions(frame)
