@@ -110,6 +110,9 @@ def check(
                                            help="Skip files git ignores when walking folders (default: on)."),
     force_exclude: bool = typer.Option(False, "--force-exclude", help="Apply `exclude` to files named on the command line too (for pre-commit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Lint every file, neither reading nor writing the result cache."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the result cache lives "
+                                                                        "(default: .tapelint_cache next to pyproject.toml)."),
     statistics: bool = typer.Option(False, "--statistics", help="Print how many findings each rule has, "
                                                                 "instead of the findings ([*]: all safely fixable)."),
     probe_script: Optional[str] = typer.Option(
@@ -128,6 +131,7 @@ def check(
             fail_on=fail_on.value if fail_on is not None else None,
             fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
             probe_script=probe_script, statistics=statistics, respect_gitignore=respect_gitignore,
+            cache=not no_cache, cache_dir=cache_dir,
         )
     except TapelintError as error:
         raise fail(str(error)) from None
@@ -138,6 +142,11 @@ class ProbeDevice(str, Enum):
     auto = "auto"
     cpu = "cpu"
     gpu = "gpu"
+
+
+class ProbeFunctions(str, Enum):
+    graph = "graph"
+    eager = "eager"
 
 
 @app.command("probe")
@@ -152,6 +161,12 @@ def probe_command(
                                             "Default: wherever TensorFlow puts it."),
     memory_limit: Optional[int] = typer.Option(None, "--memory-limit", metavar="MB",
                                                help="Limit the child's memory (heap) to MB megabytes."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="Run the script with this interpreter (your project's virtualenv, "
+                                              "e.g. .venv/bin/python); it needs TensorFlow. Default: tapelint's own."),
+    functions: ProbeFunctions = typer.Option(ProbeFunctions.graph, "--functions",
+                                             help="graph: tf.functions run traced, as without the probe. eager: they "
+                                                  "run eagerly, and the last one is traced once more at the end."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
@@ -166,7 +181,24 @@ def probe_command(
     try:
         code = run_probe_command(script=script, args=list(script_args or []), steps=steps, timeout=timeout,
                                  device=device.value, memory_limit=memory_limit, output_format=output_format.value,
-                                 config_file=config_file, exit_zero=exit_zero)
+                                 config_file=config_file, exit_zero=exit_zero, python=python,
+                                 functions=functions.value)
+    except TapelintError as error:
+        raise fail(str(error)) from None
+    raise typer.Exit(code)
+
+
+@app.command("clean")
+def clean_command(
+    paths: Optional[List[str]] = typer.Argument(None, help="A folder of the project (default: the current one)."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="The cache folder to remove."),
+) -> None:
+    """Remove the result cache (.tapelint_cache) of the project."""
+    from tapelint.commands import run_clean_command
+
+    try:
+        code = run_clean_command(paths=list(paths or ["."]), config_file=config_file, cache_dir=cache_dir)
     except TapelintError as error:
         raise fail(str(error)) from None
     raise typer.Exit(code)

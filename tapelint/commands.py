@@ -11,7 +11,6 @@ from pathlib import Path
 from tapelint import config as config_mod
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.engine import lint_source
 from tapelint.errors import ConfigError, InputError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import REPORTERS
@@ -28,10 +27,17 @@ def load_config(paths: list[str], config_file: Path | None, stdin_filename: str 
     return config_mod.load(config_mod.find_config_file(Path(anchor)))
 
 
-def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None) -> LintResult:
-    """Lint paths (and `-` for standard input) with a resolved config."""
+def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None,
+                cache: bool = False) -> LintResult:
+    """Lint paths (and `-` for standard input) with a resolved config; with `cache`, through the result
+    cache (standard input is always linted)."""
     files = [p for p in paths if p != "-"]
-    result = lint_paths([Path(p) for p in files], config, jobs) if files else LintResult()
+    store = None
+    if cache and files:
+        from tapelint.cache import Cache
+
+        store = Cache.for_config(config)
+    result = lint_paths([Path(p) for p in files], config, jobs, store) if files else LintResult()
     if "-" in paths:
         name = stdin_filename or "<stdin>"
         data = sys.stdin.buffer.read()
@@ -43,6 +49,8 @@ def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin
 
             result.diagnostics.extend(lint_notebook_text(text, name, config, force=True))
         else:
+            from tapelint.engine import lint_source
+
             result.diagnostics.extend(lint_source(text, name, config, force=True))
         result.files_checked += 1
         result.diagnostics.sort(key=Diagnostic.sort_key)
@@ -66,8 +74,10 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
-              respect_gitignore: bool = True) -> int:
+              respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None) -> int:
     config = load_config(paths, config_file, stdin_filename)
+    if cache_dir is not None:
+        config = dataclasses.replace(config, cache_dir=str(cache_dir))
     config = config.with_cli(select or None, ignore or None, extend_select or None)
     if not respect_gitignore:
         config = dataclasses.replace(config, respect_gitignore=False)
@@ -88,7 +98,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         return run_fix_command(paths=paths, config=config, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
                                diff=diff, exit_zero=exit_zero, quiet=quiet)
-    result = lint_inputs(paths, config, jobs, stdin_filename)
+    result = lint_inputs(paths, config, jobs, stdin_filename, cache=cache)
     probe_failed = False
     if probe_script is not None:
         probe_failed = _probe_and_confirm(result, probe_script, config)
@@ -117,7 +127,7 @@ def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
 
     settings = probe_settings(config.probe)
     probe = run_probe(script, steps=settings["steps"], timeout=settings["timeout"], settings=dict(config.probe))
-    enabled = {rule.code for rule in config.enabled_rules()}
+    enabled = set(config.enabled_codes())
     result.diagnostics[:] = merge(result.diagnostics, probe, script, lambda d: d.code in enabled)
     print(probe.summary_line(), file=sys.stderr)
     if probe.failure:
@@ -139,9 +149,21 @@ def emit_report(report: str, output_file: Path | None, stream=None) -> None:  # 
         raise InputError(f"cannot write {output_file}: {error.strerror or error}") from None
 
 
+def run_clean_command(*, paths: list[str], config_file: Path | None, cache_dir: Path | None) -> int:
+    """`tapelint clean`: remove the result cache of the project the paths are in (or `--cache-dir`)."""
+    from tapelint.cache import clean, default_dir
+
+    config = load_config(paths, config_file)
+    if cache_dir is not None:
+        config = dataclasses.replace(config, cache_dir=str(cache_dir))
+    folder = default_dir(config)
+    print(f"Removed {folder}" if clean(folder) else f"No cache at {folder}", file=sys.stderr)
+    return 0
+
+
 def run_probe_command(*, script: str, args: list[str], steps: int | None, timeout: float | None, device: str,
                       memory_limit: int | None, output_format: str, config_file: Path | None,
-                      exit_zero: bool) -> int:
+                      exit_zero: bool, python: str | None = None, functions: str = "graph") -> int:
     """`tapelint probe`: run the script under the probe and print its report."""
     from tapelint.probe import run_probe
     from tapelint.probe_settings import probe_settings
@@ -152,10 +174,11 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     settings = probe_settings(config.probe)
     result = run_probe(script, args, steps=steps if steps is not None else settings["steps"],
                        timeout=timeout if timeout is not None else settings["timeout"], device=device,
-                       memory_limit_mb=memory_limit, settings=dict(config.probe))
+                       memory_limit_mb=memory_limit, settings=dict(config.probe), python=python,
+                       functions=functions)
     if result.status == "setup-error":
         raise InputError((result.error or {}).get("message") or "the probe could not start")
-    enabled = {rule.code for rule in config.enabled_rules()}
+    enabled = set(config.enabled_codes())
     result.findings = [d for d in result.findings if d.code in enabled]
     sys.stdout.write(result.render(output_format))
     return result.exit_code_for(exit_zero)

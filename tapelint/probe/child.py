@@ -45,6 +45,27 @@ def _configure_devices(tf: Any, device: str) -> tuple[list[str], str | None]:
     return names, None
 
 
+def _function_name_of(function: Any) -> str:
+    from tapelint.probe.instrument import _function_name
+
+    return _function_name(function)
+
+
+def _function_notes(functions: dict[str, str]) -> list[str]:
+    """How the script's tf.functions ran under the probe, one note per way."""
+    ways: dict[str, list[str]] = {}
+    for name, way in functions.items():
+        ways.setdefault(way, []).append(f"`{name}`")
+    notes = []
+    for way, names in ways.items():
+        listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        if way == "graph":
+            notes.append(f"tf.function {listed} ran as a graph, as without the probe (measured through callbacks)")
+        else:
+            notes.append(f"tf.function {listed} ran eagerly under the probe: {way.split(' ', 1)[1].strip('()')}")
+    return notes
+
+
 def main(argv: list[str]) -> int:
     report_path, options = argv[1], json.loads(argv[2])
     script = os.path.abspath(options["script"])
@@ -58,16 +79,19 @@ def main(argv: list[str]) -> int:
         _write(report_path, payload)
         return 0
 
-    from tapelint.probe.instrument import install
-    from tapelint.probe.measure import Recorder, StopProbe, last_user_frame, one_line
+    from tapelint.probe.instrument import STATE, error_line, install, map_error_frame, traced_rerun
+    from tapelint.probe.measure import Recorder, StopProbe, last_user_frame
 
     gpus, device_error = _configure_devices(tf, options.get("device", "auto"))
     if device_error:
         payload.update(status="setup-error", error={"message": device_error})
         _write(report_path, payload)
         return 0
-    # tf.function bodies run eagerly under the probe, so that the gradients have values to read.
-    tf.config.run_functions_eagerly(True)
+    # "graph": tf.functions run traced, as without the probe, and hand their values over through host
+    # callbacks; "eager": they run eagerly, and the last one is traced once more at the end.
+    mode = options.get("functions", "graph")
+    if mode == "eager":
+        tf.config.run_functions_eagerly(True)
 
     recorder = Recorder(int(options.get("steps", 1)))
     recorder.gpus = gpus
@@ -79,7 +103,7 @@ def main(argv: list[str]) -> int:
         return payload
 
     recorder.checkpoint = lambda: _write(report_path, snapshot("stopped" if recorder.stopped else "running"))
-    install(recorder)
+    uninstall = install(recorder, mode)
     recorder.checkpoint()  # from here on a timeout is the script's, not TensorFlow's import
 
     sys.argv = [options["script"], *options.get("args", [])]
@@ -100,7 +124,7 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         status, error = "raised", {"message": "KeyboardInterrupt"}
     except BaseException as caught:  # noqa: BLE001 - the user's error is reported, never re-raised
-        status, error = "raised", {"message": one_line(caught), "type": type(caught).__name__,
+        status, error = "raised", {"message": error_line(caught), "type": type(caught).__name__,
                                    "frame": last_user_frame(caught)}
     if recorder.stopped:
         status, error, exit_code = "stopped", None, None
@@ -108,7 +132,25 @@ def main(argv: list[str]) -> int:
         recorder.finish()
     except Exception:  # noqa: BLE001 - a step that cannot be closed is simply left open
         pass
-    payload.update(error=error, exit_code=exit_code)
+    if error is not None:
+        error["frame"] = map_error_frame(error.get("frame"))
+    notes = _function_notes(STATE.functions)
+    call = STATE.last_eager_call
+    callback_errors = list(STATE.callback_errors)
+    if status in ("stopped", "ended") and call is not None:
+        name = _function_name_of(call[0])
+        uninstall()  # the rerun is the script's own step, unmeasured
+        failed = traced_rerun(call)
+        if failed is None:
+            notes.append(f"ran `{name}` once more as a graph after the probed steps: no graph-only error")
+        else:
+            caught = failed[1]
+            status, exit_code = "raised", None
+            error = {"message": f"{error_line(caught)} (when `{name}` runs as a graph, as it does without the probe; "
+                                "under the probe it ran eagerly)",
+                     "type": type(caught).__name__, "frame": map_error_frame(last_user_frame(caught))}
+    notes += [f"a probe callback failed (the step still ran): {text}" for text in callback_errors]
+    payload.update(error=error, exit_code=exit_code, notes=notes)
     _write(report_path, snapshot(status))
     return 0
 

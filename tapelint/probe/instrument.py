@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import os
 import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from tapelint.probe.measure import Recorder, is_trainable_variable
+from tapelint.probe.measure import Recorder, StopProbe, is_trainable_variable, is_user_file, user_site
 
 
 class _State:
@@ -53,6 +54,167 @@ def _recording() -> bool:
     return record.could_possibly_record()
 
 
+def _tracing() -> bool:
+    """Inside a tf.function's trace (or a v1 graph): values are symbolic and arrive later, per step."""
+    import tensorflow as tf
+
+    return not tf.executing_eagerly()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Where in the user's code a traced call sits
+
+
+def _is_generated(filename: str) -> bool:
+    return "__autograph_generated_file" in filename
+
+
+def _autograph_site(filename: str, line: int) -> dict[str, Any] | None:
+    """The user's line that autograph compiled into `filename`:`line`, from the converted function's source map."""
+    source_map = STATE.source_maps.get(filename)
+    if not source_map:
+        return None
+    for location, origin in source_map.items():
+        if location.filename == filename and location.lineno == line:
+            text = origin.source_code_line or ""
+            return {"path": os.path.abspath(origin.loc.filename), "line": origin.loc.lineno,
+                    "end_line": origin.loc.lineno, "column": origin.loc.col_offset,
+                    "end_column": len(text.rstrip()) or origin.loc.col_offset,
+                    "function": origin.function_name}
+    return None
+
+
+def trace_site(frame: Any) -> dict[str, Any] | None:
+    """`user_site`, for a call made while a tf.function is traced: frames in autograph's generated code are
+    mapped back to the user's line."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _is_generated(filename):
+            site = _autograph_site(filename, frame.f_lineno)
+            if site is not None:
+                return site
+        elif is_user_file(filename):
+            return user_site(frame)
+        frame = frame.f_back
+    return None
+
+
+def map_error_frame(frame: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An error's user frame (`last_user_frame`) that points into autograph's generated code, mapped back."""
+    if frame and _is_generated(frame.get("path") or ""):
+        return _autograph_site(frame["path"], frame["line"]) or frame
+    return frame
+
+
+def _site(frame: Any) -> Any:
+    """What the Recorder gets as a call's place: the frame itself when eager, its user site when traced (the
+    frame is gone by the time the step runs)."""
+    return trace_site(frame) if _tracing() else frame
+
+
+def _convert_wrapper(original: Callable) -> Callable:
+    """autograph's `_convert_actual`: remember each generated file's source map."""
+
+    @functools.wraps(original)
+    def convert(entity: Any, program_ctx: Any) -> Any:
+        converted = original(entity, program_ctx)
+        try:
+            STATE.source_maps[converted.__code__.co_filename] = converted.ag_source_map
+        except AttributeError:
+            pass
+        return converted
+
+    return convert
+
+
+# ----------------------------------------------------------------------------------------------------
+# Host callbacks for traced steps
+
+
+class _ProbeStopped(Exception):
+    """Raised in a host callback once the probe has its steps: the step's graph stops there, as the eager
+    step stops at StopProbe, and the tf.function's caller gets StopProbe (see `_function_call_wrapper`)."""
+
+
+def _is_symbolic(value: Any) -> bool:
+    import tensorflow as tf
+
+    return isinstance(value, (tf.Tensor, tf.IndexedSlices)) and not hasattr(value, "_numpy")
+
+
+def _deferred(structure: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The symbolic tensors in `structure`, and a function that puts their values back in their places."""
+    import tensorflow as tf
+
+    flat = tf.nest.flatten(structure, expand_composites=False)
+    places = [i for i, value in enumerate(flat) if _is_symbolic(value)]
+
+    def rebuild(values: list[Any]) -> Any:
+        out = list(flat)
+        for i, value in zip(places, values):
+            out[i] = value
+        return tf.nest.pack_sequence_as(structure, out, expand_composites=False)
+
+    return [flat[i] for i in places], rebuild
+
+
+def _callback_device(tensors: list[Any]) -> str | None:
+    """Run the callback where the step's values are (a GPU step hands GPU tensors, so the Recorder reads the
+    device the step ran on, not the host's)."""
+    import tensorflow as tf
+
+    for tensor in tensors:
+        device = getattr(tensor, "device", "")
+        if device:
+            return device
+    if tf.config.list_logical_devices("GPU"):
+        return "/device:GPU:0"
+    return None
+
+
+def _host_call(body: Callable[[list[Any]], None], tensors: list[Any], name: str) -> Any:
+    """A stateful host callback that runs `body(values)` each time the traced step runs. Returns its output (a
+    scalar) for control dependencies."""
+    import tensorflow as tf
+
+    def run(*values: Any) -> Any:
+        if _watching():
+            try:
+                body(list(values))
+            except StopProbe:
+                raise _ProbeStopped("tapelint probe: the probed steps are done") from None
+            except Exception as error:  # noqa: BLE001 - the probe's own bug must not fail the user's step
+                if len(STATE.callback_errors) < 5:
+                    STATE.callback_errors.append(f"{name}: {type(error).__name__}: {error}".splitlines()[0])
+        elif STATE.recorder is not None and STATE.recorder.stopped:
+            raise _ProbeStopped("tapelint probe: the probed steps are done")
+        return True
+
+    device = _callback_device(tensors)
+    if device:
+        with tf.device(device):
+            return tf.py_function(run, tensors, Tout=tf.bool, name=f"tapelint_{name}")
+    return tf.py_function(run, tensors, Tout=tf.bool, name=f"tapelint_{name}")
+
+
+def _after(done: Any, value: Any) -> Any:
+    """`value` (a tensor, IndexedSlices or None), available only once the callback `done` has run."""
+    import tensorflow as tf
+
+    if value is None:
+        return None
+    with tf.control_dependencies([done]):
+        if isinstance(value, tf.IndexedSlices):
+            return tf.IndexedSlices(tf.identity(value.values), tf.identity(value.indices), value.dense_shape)
+        if isinstance(value, tf.Tensor):
+            return tf.identity(value)
+    return value
+
+
+# ----------------------------------------------------------------------------------------------------
+# The wrappers
+
+
 def _gradient_wrapper(original: Callable) -> Callable:
     @functools.wraps(original)
     def gradient(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
@@ -61,18 +223,55 @@ def _gradient_wrapper(original: Callable) -> Callable:
             return original(self, target, sources, *args, **kwargs)
         import tensorflow as tf
 
-        if not tf.executing_eagerly():
-            return original(self, target, sources, *args, **kwargs)
         flat = tf.nest.flatten(sources)
         trainable = [v for v in flat if is_trainable_variable(v)]
         if not trainable:
             return original(self, target, sources, *args, **kwargs)
-        recorder.before_gradient(trainable, sys._getframe(1))
+        if _tracing():
+            return _traced_gradient(original, self, target, sources, flat, trainable, sys._getframe(1),
+                                    args, kwargs)
+        recorder.before_gradient(trainable, sys._getframe(1), self)
         result = original(self, target, sources, *args, **kwargs)
         recorder.after_gradient(target, flat, tf.nest.flatten(result, expand_composites=False))
         return result
 
     return gradient
+
+
+def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, flat: list[Any],
+                     trainable: list[Any], frame: Any, args: tuple, kwargs: dict) -> Any:
+    import tensorflow as tf
+
+    site = trace_site(frame)
+    result = original(tape, target, sources, *args, **kwargs)
+    gradients = tf.nest.flatten(result, expand_composites=False)
+    target_tensors, rebuild_target = _deferred(target)
+    gradient_tensors, rebuild_gradients = _deferred(gradients)
+
+    def body(values: list[Any]) -> None:
+        recorder = STATE.recorder
+        assert recorder is not None
+        recorder.before_gradient(trainable, site)
+        recorder.after_gradient(rebuild_target(values[:len(target_tensors)]), flat,
+                                rebuild_gradients(values[len(target_tensors):]))
+
+    done = _host_call(body, target_tensors + gradient_tensors, "gradient")
+    routed = [_after(done, g) for g in gradients]
+    return tf.nest.pack_sequence_as(result, routed, expand_composites=False)
+
+
+def _record_apply(optimizer: Any, grads: list[Any], variables: list[Any], frame: Any) -> None:
+    if not _tracing():
+        STATE.recorder.optimizer_applied(optimizer, grads, variables, frame)  # type: ignore[union-attr]
+        return
+    site = trace_site(frame)
+    # Only which gradients are None matters here; the values were measured at `tape.gradient`.
+    present = [None if g is None else True for g in grads]
+
+    def body(values: list[Any]) -> None:
+        STATE.recorder.optimizer_applied(optimizer, present, variables, site)  # type: ignore[union-attr]
+
+    _host_call(body, [], "apply")
 
 
 def _apply_wrapper(original: Callable) -> Callable:
@@ -83,7 +282,7 @@ def _apply_wrapper(original: Callable) -> Callable:
         grads = list(grads)
         variables = list(trainable_variables) if trainable_variables is not None else \
             list(getattr(self, "_trainable_variables", []) or [])
-        STATE.recorder.optimizer_applied(self, grads, variables, sys._getframe(1))  # type: ignore[union-attr]
+        _record_apply(self, grads, variables, sys._getframe(1))
         STATE.apply_depth += 1
         try:
             return original(self, grads, trainable_variables if trainable_variables is None else variables,
@@ -102,8 +301,7 @@ def _apply_gradients_wrapper(original: Callable) -> Callable:
         if STATE.apply_depth or not _watching():
             return original(self, grads_and_vars, *args, **kwargs)
         pairs = list(grads_and_vars)
-        STATE.recorder.optimizer_applied(self, [g for g, _ in pairs], [v for _, v in pairs],  # type: ignore[union-attr]
-                                         sys._getframe(1))
+        _record_apply(self, [g for g, _ in pairs], [v for _, v in pairs], sys._getframe(1))
         STATE.apply_depth += 1
         try:
             return original(self, pairs, *args, **kwargs)
@@ -119,13 +317,13 @@ def _init_wrapper(original: Callable, kind: str) -> Callable:
         original(self, *args, **kwargs)
         recorder = STATE.recorder
         if recorder is not None:
-            frame = sys._getframe(1)
+            where = _site(sys._getframe(1))
             if kind == "layer":
-                recorder.layer_created(self, frame)
+                recorder.layer_created(self, where)
             elif kind == "loss":
-                recorder.loss_created(self, frame)
+                recorder.loss_created(self, where)
             else:
-                recorder.optimizer_created(self, frame)
+                recorder.optimizer_created(self, where)
 
     return __init__
 
@@ -141,10 +339,31 @@ def _loss_call_wrapper(original: Callable) -> Callable:
         finally:
             STATE.loss_depth -= 1
         if _recording():
-            STATE.recorder.loss_called(self, y_true, y_pred, result, sys._getframe(1))  # type: ignore[union-attr]
+            if _tracing():
+                _traced_loss(self, y_true, y_pred, result, sys._getframe(1))
+            else:
+                STATE.recorder.loss_called(self, y_true, y_pred, result, sys._getframe(1))  # type: ignore[union-attr]
         return result
 
     return __call__
+
+
+def _traced_loss(loss: Any, y_true: Any, y_pred: Any, result: Any, frame: Any) -> None:
+    site = trace_site(frame)
+    # Keras marks a softmax's output with its logits; the value the callback gets has to carry the mark too.
+    logits_mark = hasattr(y_pred, "_keras_logits")
+    tensors, rebuild = _deferred((y_true, y_pred, result))
+
+    def body(values: list[Any]) -> None:
+        true, pred, value = rebuild(values)
+        if logits_mark and not hasattr(pred, "_keras_logits"):
+            try:
+                pred._keras_logits = True
+            except AttributeError:
+                pass
+        STATE.recorder.loss_called(loss, true, pred, value, site)  # type: ignore[union-attr]
+
+    _host_call(body, tensors, "loss")
 
 
 def _layer_call_wrapper(original: Callable) -> Callable:
@@ -159,10 +378,116 @@ def _layer_call_wrapper(original: Callable) -> Callable:
         finally:
             STATE.layer_depth -= 1
         if _recording():
-            STATE.recorder.model_called(self, args, kwargs, sys._getframe(1))  # type: ignore[union-attr]
+            STATE.recorder.outputs_computed(result)  # type: ignore[union-attr]
+            if _tracing():
+                _traced_model_call(self, args, kwargs, sys._getframe(1))
+            else:
+                STATE.recorder.model_called(self, args, kwargs, sys._getframe(1))  # type: ignore[union-attr]
         return result
 
     return __call__
+
+
+def _traced_model_call(layer: Any, args: tuple, kwargs: dict, frame: Any) -> None:
+    site = trace_site(frame)
+    # Only the inputs are read (their batch, dtype and range); other arguments stay as they were traced.
+    inputs = args[0] if args else kwargs.get("inputs", kwargs.get("x"))
+    tensors, rebuild = _deferred(inputs)
+
+    def body(values: list[Any]) -> None:
+        value = rebuild(values)
+        if args:
+            call_args, call_kwargs = (value, *args[1:]), kwargs
+        else:
+            call_args, call_kwargs = args, {**kwargs, ("inputs" if "inputs" in kwargs else "x"): value}
+        STATE.recorder.model_called(layer, call_args, call_kwargs, site)  # type: ignore[union-attr]
+
+    _host_call(body, tensors, "model")
+
+
+def _function_name(function: Any) -> str:
+    name = getattr(function, "_name", None) or getattr(getattr(function, "_python_function", None), "__name__", None)
+    return str(name or "tf.function")
+
+
+def _function_call_wrapper(original: Callable) -> Callable:
+    """`tf.function`'s `__call__`: decides whether a step runs traced or eagerly, and turns the probe's stop
+    inside a traced step into StopProbe for the script."""
+
+    @functools.wraps(original)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder = STATE.recorder
+        if recorder is None or _tracing():
+            return original(self, *args, **kwargs)  # a nested function is inlined into its caller's trace
+        if recorder.stopped:
+            raise StopProbe()
+        import tensorflow as tf
+
+        name = _function_name(self)
+        if STATE.mode == "eager":
+            STATE.functions.setdefault(name, "eager (--functions eager)")
+            STATE.last_eager_call = (self, args, kwargs)
+            return original(self, *args, **kwargs)
+        if getattr(self, "_jit_compile", False):
+            # XLA compiles the whole function and cannot call back into Python: run it eagerly.
+            STATE.functions.setdefault(name, "eager (jit_compile=True: XLA cannot call the probe's callbacks)")
+            STATE.last_eager_call = (self, args, kwargs)
+            was = tf.config.functions_run_eagerly()
+            tf.config.run_functions_eagerly(True)
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                tf.config.run_functions_eagerly(was)
+        STATE.functions.setdefault(name, "graph")
+        try:
+            result = original(self, *args, **kwargs)
+        except Exception:
+            if recorder.stopped:
+                raise StopProbe() from None
+            raise
+        if recorder.stopped:
+            raise StopProbe()
+        return result
+
+    return __call__
+
+
+def traced_rerun(call: tuple[Any, tuple, dict]) -> tuple[str, BaseException] | None:
+    """After the probe stopped and its instrumentation is removed: run `call`, the last call of a function that
+    ran eagerly (`STATE.last_eager_call`), once more, traced as it runs without the probe. Returns (function
+    name, error) when tracing or running it fails: a graph-only error the eager run could not show (`.numpy()`
+    inside a tf.function)."""
+    import tensorflow as tf
+
+    function, args, kwargs = call
+    tf.config.run_functions_eagerly(False)
+    undo = None
+    try:
+        # Keep the source maps of what autograph converts now, so the error names the user's line.
+        from tensorflow.python.autograph.impl import api as autograph_api
+
+        undo = autograph_api._convert_actual
+        autograph_api._convert_actual = _convert_wrapper(undo)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        function(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - reported as the script's error
+        return _function_name(function), error
+    finally:
+        if undo is not None:
+            autograph_api._convert_actual = undo
+    return None
+
+
+def error_line(error: BaseException) -> str:
+    """One line for an error. A traced function's errors start with "in user code:" and a traceback; their
+    last line says what went wrong."""
+    text = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if len(text) > 1 and text[0].startswith("in user code"):
+        last = text[-1]
+        return last if last.split(":", 1)[0].endswith(("Error", "Exception")) else f"{type(error).__name__}: {last}"
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def _targets() -> list[tuple[Any, str, Callable[[Callable], Callable]]]:
@@ -171,6 +496,14 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable], Callable]]]:
     targets: list[tuple[Any, str, Callable[[Callable], Callable]]] = [
         (tf.GradientTape, "gradient", _gradient_wrapper),
     ]
+    try:
+        from tensorflow.python.autograph.impl import api as autograph_api
+        from tensorflow.python.eager.polymorphic_function.polymorphic_function import Function
+
+        targets += [(Function, "__call__", _function_call_wrapper),
+                    (autograph_api, "_convert_actual", _convert_wrapper)]
+    except (ImportError, AttributeError):
+        pass
     try:
         from keras.src.layers.layer import Layer
         from keras.src.losses.loss import Loss
@@ -217,13 +550,20 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable], Callable]]]:
     return targets
 
 
-def install(recorder: Recorder) -> Callable[[], None]:
-    """Patch the classes and route what they see to `recorder`. Returns the undo function."""
+def install(recorder: Recorder, mode: str = "graph") -> Callable[[], None]:
+    """Patch the classes and route what they see to `recorder`. Returns the undo function. `mode`: "graph"
+    runs tf.functions traced, "eager" runs them eagerly (as `tf.config.run_functions_eagerly(True)`)."""
     STATE.recorder = recorder
+    STATE.mode = mode
+    STATE.functions = {}
+    STATE.last_eager_call = None
+    STATE.callback_errors = []
     undo: list[tuple[Any, str, Any, bool]] = []
     for cls, attr, wrap in _targets():
         own = attr in vars(cls)
-        original = getattr(cls, attr)
+        original = getattr(cls, attr, None)
+        if original is None:
+            continue
         if getattr(original, "__tapelint_wrapped__", False):
             continue
         wrapped = wrap(original)
@@ -244,8 +584,8 @@ def install(recorder: Recorder) -> Callable[[], None]:
 
 
 @contextmanager
-def installed(recorder: Recorder) -> Iterator[Recorder]:
-    uninstall = install(recorder)
+def installed(recorder: Recorder, mode: str = "graph") -> Iterator[Recorder]:
+    uninstall = install(recorder, mode)
     try:
         yield recorder
     finally:

@@ -172,11 +172,57 @@ STOP_GRACE_S = 3.0
 POLL_S = 0.2
 
 
+# The oldest Python tapelint's probe code runs on (pyproject's requires-python).
+MIN_PYTHON = (3, 10)
+FUNCTION_MODES = ("graph", "eager")
+
+# Run by the interpreter the probe is asked to use: its version, and whether it has TensorFlow (found, not
+# imported: that takes seconds and is the child's job).
+_INTERPRETER_CHECK = ("import sys, importlib.util as u; "
+                      "print(sys.version_info[0], sys.version_info[1], int(u.find_spec('tensorflow') is not None))")
+
+
+def check_interpreter(python: str) -> str:
+    """The interpreter to run the child with: `python` if it can run the probe. Raises InputError with one line
+    saying why not (missing, not runnable, too old, no TensorFlow)."""
+    if os.sep not in python and (os.altsep is None or os.altsep not in python):
+        import shutil
+
+        found = shutil.which(python)
+        if found is None:
+            raise InputError(f"--python {python}: no such interpreter on PATH")
+        python = found
+    if not os.path.exists(python):
+        raise InputError(f"--python {python}: no such file")
+    try:
+        done = subprocess.run([python, "-c", _INTERPRETER_CHECK], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise InputError(f"--python {python}: cannot run it ({getattr(error, 'strerror', None) or error})") from None
+    try:
+        major, minor, has_tensorflow = (int(part) for part in done.stdout.split())
+    except ValueError:
+        detail = (done.stderr.strip().splitlines() or ["it printed nothing"])[-1]
+        raise InputError(f"--python {python}: not a Python interpreter tapelint can use ({detail})") from None
+    if (major, minor) < MIN_PYTHON:
+        raise InputError(f"--python {python}: Python {major}.{minor} is too old for the probe (it needs "
+                         f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer)")
+    if not has_tensorflow:
+        raise InputError(f"--python {python}: that interpreter has no TensorFlow (install tensorflow or "
+                         "tensorflow-cpu there)")
+    return python
+
+
 def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int = 1, timeout: float = 300.0,
               device: str = "auto", memory_limit_mb: int | None = None, settings: dict[str, Any] | None = None,
-              cwd: str | os.PathLike | None = None) -> ProbeResult:
+              cwd: str | os.PathLike | None = None, python: str | None = None,
+              functions: str = "graph") -> ProbeResult:
     """Run `script` with `args` under the probe and return what it found. Raises InputError for problems
-    with the request itself (no such script, no TensorFlow, bad option values)."""
+    with the request itself (no such script, no TensorFlow, bad option values).
+
+    `python`: the interpreter to run the script with (the project's own virtualenv); default: this one.
+    `functions`: "graph" runs tf.functions traced, as the script runs without the probe; "eager" runs them
+    eagerly and traces the last one once more at the end."""
     path = Path(script)
     if not path.is_file():
         raise InputError(f"{script}: no such file")
@@ -188,9 +234,15 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         raise InputError(f"--device must be cpu or gpu, not {device!r}")
     if memory_limit_mb is not None and memory_limit_mb <= 0:
         raise InputError("--memory-limit must be a positive number of megabytes")
-    if importlib.util.find_spec("tensorflow") is None:
+    if functions not in FUNCTION_MODES:
+        raise InputError(f"--functions must be graph or eager, not {functions!r}")
+    if python is not None:
+        interpreter = check_interpreter(python)
+    elif importlib.util.find_spec("tensorflow") is None:
         raise InputError("the probe needs TensorFlow in this environment: pip install tensorflow-cpu (or tensorflow), or install "
-                         "tapelint with its probe extra")
+                         "tapelint with its probe extra; or point --python at an interpreter that has it")
+    else:
+        interpreter = sys.executable
 
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -198,12 +250,12 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     env["PYTHONUNBUFFERED"] = "1"
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = "-1"
-    # The child imports this very tapelint even when it runs from a source tree; appended, so that the
-    # script's own modules still come first.
+    # The child imports this very tapelint even when it runs from a source tree or in another interpreter
+    # (--python); appended, so that the script's own modules still come first.
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = (env["PYTHONPATH"] + os.pathsep if env.get("PYTHONPATH") else "") + package_root
 
-    options = {"script": str(path), "args": list(args), "steps": steps, "device": device}
+    options = {"script": str(path), "args": list(args), "steps": steps, "device": device, "functions": functions}
     started = time.monotonic()
     subreaper = _become_subreaper()
     before = _children()
@@ -221,7 +273,7 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         with tempfile.TemporaryDirectory(prefix="tapelint-probe-") as folder:
             report_path = Path(folder) / "report.json"
             process = subprocess.Popen(
-                [sys.executable, "-m", "tapelint.probe.child", str(report_path), json.dumps(options)],
+                [interpreter, "-m", "tapelint.probe.child", str(report_path), json.dumps(options)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                 cwd=str(cwd) if cwd is not None else None, start_new_session=True,
                 preexec_fn=_memory_limiter(memory_limit_mb) if memory_limit_mb else None,
@@ -301,7 +353,7 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         payload["status"] = "timeout"
         payload["error"] = {"message": f"the script ran past the {timeout:g} s timeout "
                                        f"({steps_done} step{'s' if steps_done != 1 else ''} finished) and was killed"}
-    notes = []
+    notes = list(payload.get("notes") or [])
     if killed_after_stop:
         notes.append(f"the script kept running after the probe stopped it (it caught the stop): killed "
                      f"{STOP_GRACE_S:g} s later")
