@@ -8,6 +8,7 @@ leave the function".
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import libcst as cst
@@ -86,13 +87,37 @@ class Blocks:
                             caught.add((dotted(name) or "?").rsplit(".", 1)[-1] if name is not None else "")
                     self.tries.append((body, frozenset(caught)))
 
+        self._definition_index = _Enclosing([(d.order, d.end_order) for d in self.definitions])
+        self._loop_index = _Enclosing([(loop.order, loop.end_order) for loop in self.loops])
+        self._try_index = _Enclosing([(body.order, body.end_order) for body, _ in self.tries])
+        self._exit_index = _Enclosing([(e.order, e.end_order) for e in self.exits])
+        # A branch's body and else part as two spans each: index 2*i is the body of branch i, 2*i+1 its else.
+        parts: list[tuple[int, int]] = []
+        for branch in self.branches:
+            parts.append((branch.body.order, branch.body.end_order))
+            parts.append((branch.orelse.order, branch.orelse.end_order) if branch.orelse is not None else (0, 0))
+        self._branch_index = _Enclosing(parts)
+        self._innermost_definition: dict[int, int] = {}
+
+    def _definition_around(self, order: int) -> int:
+        """The order of the innermost function/lambda/class definition around `order`, -1 if none."""
+        found = self._innermost_definition.get(order)
+        if found is None:
+            inside = self._definition_index.enclosing(order)
+            found = self._innermost_definition[order] = max(
+                (self.definitions[i].order for i in inside), default=-1)
+        return found
+
     def _same_function(self, outer: int, inner: int) -> bool:
         """No function/lambda/class definition between the two orders (inner is inside outer)."""
-        return not any(d.order > outer and d.encloses(inner) for d in self.definitions)
+        # Definitions nest, so one strictly after `outer` around `inner` exists exactly when the innermost
+        # one around `inner` starts after `outer`.
+        return self._definition_around(inner) <= outer
 
     def loops_enclosing(self, order: int) -> list[Span]:
         """Loops around `order` in the same function, outermost first."""
-        return [loop for loop in self.loops if loop.encloses(order) and self._same_function(loop.order, order)]
+        return [self.loops[i] for i in self._loop_index.enclosing(order)
+                if self._same_function(self.loops[i].order, order)]
 
     def innermost_loop(self, order: int) -> Span | None:
         loops = self.loops_enclosing(order)
@@ -101,15 +126,14 @@ class Blocks:
     def exclusive(self, first: int, second: int) -> bool:
         """True when two points can never both run in one pass: opposite branches of one `if`,
         or the first is part of a statement that leaves the block (`return`, `raise`)."""
-        for branch in self.branches:
-            if branch.orelse is None:
-                continue
-            in_body = (branch.body.encloses(first), branch.body.encloses(second))
-            in_else = (branch.orelse.encloses(first), branch.orelse.encloses(second))
-            if (in_body[0] and in_else[1]) or (in_else[0] and in_body[1]):
+        around_first = set(self._branch_index.enclosing(first))
+        around_second = set(self._branch_index.enclosing(second))
+        for part in around_first:
+            # Body of one branch and else part of the same branch (index ^ 1), either way round.
+            if part ^ 1 in around_second and self.branches[part // 2].orelse is not None:
                 return True
-        for exit_span in self.exits:
-            if exit_span.encloses(first) and isinstance(exit_span.node, (cst.Return, cst.Raise)):
+        for i in self._exit_index.enclosing(first):
+            if isinstance(self.exits[i].node, (cst.Return, cst.Raise)):
                 return True
         return False
 
@@ -117,18 +141,57 @@ class Blocks:
         """Is `order` inside a `try` body (same function) whose handlers catch one of `exceptions`,
         `Exception`, `BaseException` or everything?"""
         wanted = {*exceptions, "Exception", "BaseException", ""}
-        return any(
-            body.encloses(order) and self._same_function(body.order, order) and caught & wanted
-            for body, caught in self.tries
-        )
+        for i in self._try_index.enclosing(order):
+            body, caught = self.tries[i]
+            if self._same_function(body.order, order) and caught & wanted:
+                return True
+        return False
 
     def guards(self, order: int) -> list[Branch]:
         """`if` statements whose body or else part contains `order` (same function)."""
-        return [
-            b for b in self.branches
-            if (b.body.encloses(order) or (b.orelse is not None and b.orelse.encloses(order)))
-            and self._same_function(b.order, order)
-        ]
+        found = sorted({part // 2 for part in self._branch_index.enclosing(order)})
+        return [self.branches[i] for i in found if self._same_function(self.branches[i].order, order)]
+
+
+class _Enclosing:
+    """Which of a list of spans `(start, end]` contain a point, without scanning them all.
+
+    The spans come from nodes of one tree, so any two are nested or disjoint: the spans around a point
+    are the chain of ancestors of the last span that starts before it. Spans that do not nest (never
+    seen, but not assumed) are answered by a plain scan."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        order = sorted((i for i, (start, end) in enumerate(spans) if end > start),
+                       key=lambda i: (spans[i][0], -spans[i][1]))
+        self.order = order
+        self.starts = [spans[i][0] for i in order]
+        self.ends = [spans[i][1] for i in order]
+        self.parent: list[int] = []
+        self.nested = True
+        stack: list[int] = []
+        for position, i in enumerate(order):
+            start, end = spans[i]
+            while stack and self.ends[stack[-1]] <= start:
+                stack.pop()
+            if stack and end > self.ends[stack[-1]]:
+                self.nested = False
+                break
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(position)
+
+    def enclosing(self, point: int) -> list[int]:
+        """Indices (into the spans given) of the spans containing `point`, in the order given."""
+        if not self.nested:
+            return [i for i, (start, end) in enumerate(self.spans) if start < point <= end]
+        position = bisect_left(self.starts, point) - 1
+        found = []
+        while position >= 0:
+            if self.ends[position] >= point:
+                found.append(self.order[position])
+            position = self.parent[position]
+        found.sort()
+        return found
 
 
 def blocks(facts: Facts) -> Blocks:
