@@ -8,6 +8,7 @@ import re
 from typing import Any, Callable
 
 from tapelint.diagnostic import Diagnostic, ProbeVerdict
+from tapelint.probe.evidence import OptimizerEvidence, Site, StepEvidence
 from tapelint.probe.report import ProbeResult
 
 Verdict = ProbeVerdict
@@ -26,15 +27,14 @@ def _codes(result: ProbeResult, code: str) -> list[Diagnostic]:
     return [d for d in result.findings if d.code == code]
 
 
-def _steps(result: ProbeResult) -> list[dict[str, Any]]:
-    return [s for s in result.evidence.get("steps") or [] if not s.get("observation")]
+def _steps(result: ProbeResult) -> list[StepEvidence]:
+    return [s for s in result.evidence.steps if not s.observation]
 
 
-def _optimizer_at(result: ProbeResult, d: Diagnostic) -> dict[str, Any] | None:
-    for optimizer in result.evidence.get("optimizers") or []:
-        site = optimizer.get("site") or {}
-        if _same_file(site.get("path"), d.path) and site.get("line") is not None \
-                and site["line"] <= d.line <= site.get("end_line", site["line"]):
+def _optimizer_at(result: ProbeResult, d: Diagnostic) -> OptimizerEvidence | None:
+    for optimizer in result.evidence.optimizers:
+        site = optimizer.site
+        if site is not None and _same_file(site.path, d.path) and site.line <= d.line <= (site.end_line or site.line):
             return optimizer
     return None
 
@@ -42,9 +42,9 @@ def _optimizer_at(result: ProbeResult, d: Diagnostic) -> dict[str, Any] | None:
 def _updates(result: ProbeResult) -> tuple[int, int]:
     changed = total = 0
     for step in _steps(result):
-        for update in (step.get("updates") or {}).values():
+        for update in (step.updates or {}).values():
             total += 1
-            changed += bool(update["changed"])
+            changed += bool(update.changed)
     return changed, total
 
 
@@ -53,10 +53,10 @@ def _tl001(result: ProbeResult, d: Diagnostic) -> Verdict:
     if not total:
         return Verdict("not-checked", "no step finished, so no update could be observed")
     optimizer = _optimizer_at(result, d)
-    if optimizer is not None and optimizer.get("applies"):
-        return Verdict("refuted", f"`{optimizer['class']}` was applied {optimizer['applies']} time(s); "
+    if optimizer is not None and optimizer.applies:
+        return Verdict("refuted", f"`{optimizer.class_name}` was applied {optimizer.applies} time(s); "
                                   f"{changed} of {total} variable updates changed weights")
-    applies = sum(o.get("applies", 0) for o in result.evidence.get("optimizers") or [])
+    applies = sum(o.applies for o in result.evidence.optimizers)
     if changed == 0:
         return Verdict("confirmed", f"no weights changed after the gradient: 0 of {total} trainable variables "
                                     f"moved in {len(_steps(result))} step(s), and no optimizer was applied"
@@ -72,8 +72,7 @@ def _tl201(result: ProbeResult, d: Diagnostic) -> Verdict:
         return Verdict("confirmed", large[0].message)
     if dead:
         return Verdict("confirmed", "dead units appear after the first update: " + dead[0].message)
-    ratios = [u["ratio"] for s in _steps(result) for u in (s.get("updates") or {}).values()
-              if u.get("kernel") and u.get("ratio")]
+    ratios = [u.ratio for s in _steps(result) for u in (s.updates or {}).values() if u.kernel and u.ratio]
     if not ratios:
         return Verdict("not-checked", "no update ran during the probe, so the learning rate's effect was not seen")
     return Verdict("refuted", f"largest first update |dw|/|w| = {max(ratios):.3g}, and no ReLU layer lost its "
@@ -81,17 +80,17 @@ def _tl201(result: ProbeResult, d: Diagnostic) -> Verdict:
 
 
 def _tl301(result: ProbeResult, d: Diagnostic) -> Verdict:
-    calls = result.evidence.get("model_calls") or []
-    steps = result.evidence.get("steps") or []
+    calls = result.evidence.model_calls
+    steps = result.evidence.steps
     if not calls or not steps:
         return Verdict("not-checked", "no model call inside a tape was seen")
-    call = max(calls, key=lambda c: c.get("frozen_variables", 0))
-    receiving = sum(1 for v in steps[0]["variables"] if not v.get("none") and not v.get("zero"))
-    total = len(steps[0]["variables"])
-    frozen = call.get("frozen_variables", 0)
-    layers = ", ".join(f"`{n}`" for n in call.get("frozen_layers") or [])
+    call = max(calls, key=lambda c: c.frozen_variables)
+    receiving = sum(1 for v in steps[0].variables if not v.none and not v.zero)
+    total = len(steps[0].variables)
+    frozen = call.frozen_variables
+    layers = ", ".join(f"`{n}`" for n in call.frozen_layers)
     evidence = (f"{receiving} of {total} variables given to `tape.gradient` receive a non-zero gradient; "
-                f"`{call['model']}` holds {frozen} frozen variable(s)" + (f" ({layers})" if layers else ""))
+                f"`{call.model}` holds {frozen} frozen variable(s)" + (f" ({layers})" if layers else ""))
     return Verdict("confirmed" if frozen else "refuted", evidence)
 
 
@@ -99,40 +98,39 @@ def _tl101(result: ProbeResult, d: Diagnostic) -> Verdict:
     found = _codes(result, "TL811")
     if found:
         return Verdict("confirmed", found[0].message)
-    calls = [c for c in result.evidence.get("loss_calls") or [] if c.get("from_logits")]
+    calls = [c for c in result.evidence.loss_calls if c.from_logits]
     if calls:
         c = calls[0]
-        return Verdict("refuted", f"`{c['class']}(from_logits=True)` received values in "
-                                  f"[{c.get('pred_min')}, {c.get('pred_max')}], not probabilities")
+        return Verdict("refuted", f"`{c.class_name}(from_logits=True)` received values in "
+                                  f"[{c.pred_min}, {c.pred_max}], not probabilities")
     return Verdict("not-checked", "no loss with from_logits=True was called inside a tape")
 
 
 def _tl102(result: ProbeResult, d: Diagnostic) -> Verdict:
-    calls = [c for c in result.evidence.get("loss_calls") or []
-             if c.get("probability_loss") and c.get("from_logits") is False]
+    calls = [c for c in result.evidence.loss_calls if c.probability_loss and c.from_logits is False]
     if not calls:
         return Verdict("not-checked", "no probability loss with from_logits=False was called inside a tape")
     c = calls[0]
-    if c.get("in_unit_interval") is False:
-        return Verdict("confirmed", f"`{c['class']}` (from_logits=False) received values in "
-                                    f"[{c.get('pred_min')}, {c.get('pred_max')}]: logits, not probabilities")
+    if c.in_unit_interval is False:
+        return Verdict("confirmed", f"`{c.class_name}` (from_logits=False) received values in "
+                                    f"[{c.pred_min}, {c.pred_max}]: logits, not probabilities")
     saturated = _codes(result, "TL813")
     if saturated:
         return Verdict("confirmed", saturated[0].message)
-    return Verdict("refuted", f"`{c['class']}` received probabilities in [{c.get('pred_min')}, {c.get('pred_max')}]"
-                              + (" from a Keras softmax, whose logits Keras uses" if c.get("keras_logits") else ""))
+    return Verdict("refuted", f"`{c.class_name}` received probabilities in [{c.pred_min}, {c.pred_max}]"
+                              + (" from a Keras softmax, whose logits Keras uses" if c.keras_logits else ""))
 
 
 def _tl501(result: ProbeResult, d: Diagnostic) -> Verdict:
     optimizer = _optimizer_at(result, d)
-    if optimizer is not None and optimizer.get("learning_rate") is not None:
-        return Verdict("confirmed", f"`{optimizer['class']}` runs with learning_rate={optimizer['learning_rate']:g}")
+    if optimizer is not None and optimizer.learning_rate is not None:
+        return Verdict("confirmed", f"`{optimizer.class_name}` runs with learning_rate={optimizer.learning_rate:g}")
     return Verdict("not-checked", "the optimizer created here was not seen running")
 
 
 def _tl005(result: ProbeResult, d: Diagnostic) -> Verdict:
-    here = [s for s in result.evidence.get("steps") or []
-            if _same_file((s.get("site") or {}).get("path"), d.path) and (s.get("site") or {}).get("line") == d.line]
+    here = [s for s in result.evidence.steps
+            if s.site is not None and _same_file(s.site.path, d.path) and s.site.line == d.line]
     if len(here) >= 2:
         return Verdict("refuted", f"`tape.gradient` ran {len(here)} times on this line without an error "
                                   f"(a new tape each iteration)")
@@ -143,7 +141,7 @@ def _none_gradient(result: ProbeResult, d: Diagnostic) -> Verdict:
     found = _codes(result, "TL801")
     if found:
         return Verdict("confirmed", found[0].message)
-    first = (result.evidence.get("steps") or [{}])[0].get("variables") or []
+    first = result.evidence.steps[0].variables if result.evidence.steps else []
     return Verdict("refuted", f"all {len(first)} trainable variables given to `tape.gradient` got a gradient")
 
 
@@ -177,9 +175,9 @@ def _tl302(result: ProbeResult, d: Diagnostic) -> Verdict:
     found = _codes(result, "TL812")
     if found:
         return Verdict("confirmed", found[0].message)
-    calls = [c for c in result.evidence.get("model_calls") or [] if c.get("training") == "absent"]
+    calls = [c for c in result.evidence.model_calls if c.training == "absent"]
     if calls:
-        return Verdict("refuted", f"`{calls[0]['model']}` has no Dropout or trainable BatchNormalization, so the "
+        return Verdict("refuted", f"`{calls[0].model}` has no Dropout or trainable BatchNormalization, so the "
                                   f"flag changes nothing here")
     return Verdict("not-checked", "no model call without `training=` was seen inside a tape")
 
@@ -190,11 +188,21 @@ CHECKS: dict[str, Callable[[ProbeResult, Diagnostic], Verdict]] = {
 }
 
 
+# The error a static finding predicts, as TensorFlow raises it (type, and text of its message; TF 2.21): when the
+# script raises exactly that on the finding's line, the finding is confirmed.
+PREDICTED_ERRORS: dict[str, tuple[str, str]] = {
+    "TL005": ("RuntimeError", "A non-persistent GradientTape can only be used to compute one set of gradients"),
+}
+
+
 def verdict_for(result: ProbeResult, d: Diagnostic) -> Verdict:
     error = result.error or {}
     frame = error.get("frame")
     if frame and _same_file(frame.get("path"), d.path) and frame.get("line") == d.line:
         message = str(error.get("message") or "")
+        predicted = PREDICTED_ERRORS.get(d.code)
+        if predicted is not None and error.get("type") == predicted[0] and predicted[1] in message:
+            return Verdict("confirmed", f"the script raised here, as predicted: {message}")
         # Confirmed only when the error names what the finding names (`lr=` -> 'lr'): another finding on
         # the same line is merely cut short by it.
         tokens = [t.strip("=()., ") for t in re.findall(r"`([^`]+)`", d.message)]
@@ -214,19 +222,19 @@ def executed_files(result: ProbeResult, script: str) -> set[str]:
     """The user files the probe saw running: the script and the files of every recorded site."""
     files = {os.path.realpath(script)}
 
-    def add(site: Any) -> None:
-        if isinstance(site, dict) and site.get("path"):
-            files.add(os.path.realpath(site["path"]))
+    def add(site: Site | None) -> None:
+        if site is not None and site.path:
+            files.add(os.path.realpath(site.path))
 
     evidence = result.evidence
-    for step in evidence.get("steps") or []:
-        add(step.get("site"))
-        for variable in step.get("variables") or []:
-            add(variable.get("layer_site"))
-    for optimizer in evidence.get("optimizers") or []:
-        add(optimizer.get("site"))
-    for call in (evidence.get("loss_calls") or []) + (evidence.get("model_calls") or []):
-        add(call.get("site"))
+    for step in evidence.steps:
+        add(step.site)
+        for variable in step.variables:
+            add(variable.layer_site)
+    for optimizer in evidence.optimizers:
+        add(optimizer.site)
+    for call in [*evidence.loss_calls, *evidence.model_calls]:
+        add(call.site)
     return files
 
 

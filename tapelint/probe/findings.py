@@ -1,4 +1,4 @@
-"""Turns the probe's evidence (plain data from `measure.py`) into TL8xx findings, using the thresholds of
+"""Turns the probe's evidence (the typed records of `evidence.py`) into TL8xx findings, using the thresholds of
 `[tool.tapelint.probe]`. No TensorFlow here: the parent process runs it on the child's report."""
 
 from __future__ import annotations
@@ -6,28 +6,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tapelint.probe.evidence import (Evidence, LossCall, Site, StepEvidence, VariableEvidence, finite, number,
+                                     read_evidence)
+
 Finding = dict[str, Any]
 
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if value in ("nan", "inf", "-inf"):
-        return float(value)
-    return None
-
+# A pooled window of small batches is judged dead only at this share, or when it grew this much since the first
+# window: units silent for 8 separate samples are rarer than for one batch of 8, but samples of one step apart
+# are not independent draws either.
+POOLED_DEAD_STRICT = 0.9
+POOLED_DEAD_GROWTH = 0.2
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    number = _num(value)
-    if number is None:
+    n = number(value)
+    if n is None:
         return "?"
-    if math.isnan(number) or math.isinf(number):
-        return str(number)
-    if number == 0:
+    if math.isnan(n) or math.isinf(n):
+        return str(n)
+    if n == 0:
         return "0"
-    if abs(number) >= 1e4 or abs(number) < 1e-3:
-        return f"{number:.{digits - 1}e}"
-    return f"{number:.{digits}g}"
+    if abs(n) >= 1e4 or abs(n) < 1e-3:
+        return f"{n:.{digits - 1}e}"
+    return f"{n:.{digits}g}"
 
 
 def _pct(value: float) -> str:
@@ -39,339 +39,524 @@ def _names(items: list[str], limit: int = 4) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _finding(code: str, site: dict[str, Any] | None, message: str, **data: Any) -> Finding:
-    site = site or {}
-    return {"code": code, "path": site.get("path"), "line": site.get("line") or 1,
-            "end_line": site.get("end_line") or site.get("line") or 1, "column": site.get("column") or 0,
-            "end_column": site.get("end_column") or site.get("column") or 0, "message": message, "data": data}
+def _finding(code: str, site: Site | None, message: str, severity: str | None = None, **data: Any) -> Finding:
+    where = site or Site()
+    found = {"code": code, "path": where.path, "line": where.line or 1,
+             "end_line": where.end_line or where.line or 1, "column": where.column or 0,
+             "end_column": where.end_column or where.column or 0, "message": message, "data": data}
+    if severity is not None:
+        found["severity"] = severity
+    return found
 
 
-def _step_label(step: dict[str, Any]) -> str:
-    if step.get("observation") and step.get("updates_before"):
-        done = step["updates_before"]
-        return f"after {done} update{'s' if done != 1 else ''}"
-    return f"at step {step['index']}"
+class _Run:
+    """The evidence with what several detectors ask of it."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        self.evidence = evidence
+        self.steps = evidence.steps
+        self.updates_before: dict[int, int] = {}
+        done = 0
+        for step in self.steps:
+            self.updates_before[step.index] = done
+            if step.changed:
+                done += 1
+
+    def label(self, step: StepEvidence) -> str:
+        done = self.updates_before.get(step.index, 0)
+        if step.observation and done:
+            return f"after {done} update{'s' if done != 1 else ''}"
+        return f"at step {step.index}"
+
+    def skipped_nonfinite(self, step: StepEvidence) -> bool:
+        """A loss-scale optimizer got non-finite gradients in this step, so it skipped the update (by design)."""
+        for apply in step.applies:
+            optimizer = self.evidence.optimizer(apply.optimizer)
+            if apply.nonfinite_gradients and optimizer is not None and optimizer.skips_nonfinite:
+                return True
+        return False
 
 
-def compute_findings(evidence: dict[str, Any] | None, settings: dict[str, Any]) -> list[Finding]:
+def compute_findings(evidence: Evidence | dict[str, Any] | None, settings: dict[str, Any]) -> list[Finding]:
     if not evidence:
         return []
-    steps: list[dict[str, Any]] = [dict(s) for s in evidence.get("steps") or []]
-    if not steps:
+    typed = read_evidence(evidence)
+    if not typed.steps:
         return []
-    updates = 0
-    for step in steps:
-        step["updates_before"] = updates
-        if any(u.get("changed") for u in (step.get("updates") or {}).values()):
-            updates += 1
+    run = _Run(typed)
     out: list[Finding] = []
-    out += _none_gradients(steps)
-    out += _zero_gradients(steps)
-    out += _nan_gradients(steps)
-    out += _dead_units(steps, settings)
-    out += _vanishing_exploding(steps, settings)
-    out += _not_updated(steps, evidence)
-    out += _update_too_large(steps, evidence, settings)
-    out += _unnormalized_input(evidence, settings)
-    out += _initial_loss(evidence, settings)
-    out += _probabilities_with_logits(evidence)
-    out += _training_flag(evidence)
-    out += _saturated(evidence, steps, settings)
-    out += _broadcast(evidence, steps)
+    out += _none_gradients(run)
+    out += _zero_gradients(run)
+    out += _nan_gradients(run)
+    out += _dead_units(run, settings)
+    out += _vanishing_exploding(run, settings)
+    out += _not_updated(run)
+    out += _update_too_large(run, settings)
+    out += _unnormalized_input(typed, settings)
+    out += _initial_loss(typed, settings)
+    out += _probabilities_with_logits(typed)
+    out += _training_flag(typed)
+    out += _saturated(run, settings)
+    out += _broadcast(run)
     return out
 
 
-def _none_gradients(steps: list[dict[str, Any]]) -> list[Finding]:
-    for step in steps:
-        variables = step["variables"]
-        none = [v["name"] for v in variables if v.get("none")]
+def evidence_notes(evidence: Evidence | dict[str, Any] | None, settings: dict[str, Any]) -> list[str]:
+    """What the report should say about how the evidence was gathered, and what it could not judge."""
+    if not evidence:
+        return []
+    typed = read_evidence(evidence)
+    run = _Run(typed)
+    notes = []
+    if typed.extended:
+        notes.append(f"ran past --steps: {typed.extended}")
+    skipped = [step.index for step in typed.steps if run.skipped_nonfinite(step)]
+    if skipped:
+        which = f"step {skipped[0]}" if len(skipped) == 1 else \
+            f"steps {', '.join(map(str, skipped[:-1]))} and {skipped[-1]}" if len(skipped) <= 4 else \
+            f"{len(skipped)} steps ({skipped[0]} to {skipped[-1]})"
+        notes.append(f"{which}: update skipped: gradients not finite (the loss-scale optimizer lowers its scale and "
+                     f"skips the step)")
+    for name, windows, leftover, batch in _pooled_relu(run, settings):
+        if not windows:
+            notes.append(f"dead ReLU units of `{name}` not judged (batch {batch}, {leftover} sample"
+                         f"{'s' if leftover != 1 else ''} with a gradient; {settings['dead-relu-min-batch']} needed)")
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Gradients
+
+
+def _none_gradients(run: _Run) -> list[Finding]:
+    for step in run.steps:
+        none = [v.name for v in step.variables if v.none]
         if none:
-            total = len(variables)
+            total = len(step.variables)
             which = "all" if len(none) == total else f"{len(none)} of"
-            return [_finding("TL801", step.get("site"),
+            return [_finding("TL801", step.site,
                              f"`tape.gradient` returned None for {which} {total} trainable variables "
-                             f"({_names(none)}) {_step_label(step)}: the loss does not depend on them",
-                             variables=none, total=total, step=step["index"])]
+                             f"({_names(none)}) {run.label(step)}: the loss does not depend on them",
+                             variables=none, total=total, step=step.index)]
     return []
 
 
-def _zero_gradients(steps: list[dict[str, Any]]) -> list[Finding]:
-    for step in steps:
-        variables = step["variables"]
-        zero = [v["name"] for v in variables if v.get("zero")]
-        if zero:
-            total = len(variables)
-            which = f"all {total}" if len(zero) == total else f"{len(zero)} of {total}"
-            loss = f"; loss {_fmt(step.get('loss'))}" if step.get("loss") is not None else ""
-            return [_finding("TL802", step.get("site"),
-                             f"the gradient of {which} trainable variables is exactly zero {_step_label(step)} "
-                             f"({_names(zero)}){loss}",
-                             variables=zero, total=total, step=step["index"])]
-    return []
+def _cancelled_bias(step: StepEvidence, variable: VariableEvidence) -> str | None:
+    """Why a bias's gradient is exactly zero, when the step shows it: its own layer's kernel gets a non-zero
+    gradient, so the loss's gradient at the layer's outputs is not zero, only its sum over the batch is. Then
+    adding one constant to every output leaves the loss as it is, as in a loss of differences (`s_i - s_j`)."""
+    if variable.kernel or variable.layer is None or len(variable.shape) != 1:
+        return None
+    kernel = next((v for v in step.variables if v.layer == variable.layer and v.kernel and v.call == variable.call
+                   and not v.none and not v.zero and not v.nonfinite), None)
+    if kernel is None:
+        return None
+    cause = (f"`{kernel.name}` of the same layer gets a gradient, so the loss's gradient at `{variable.layer}`'s "
+             f"outputs sums to exactly zero over the batch: adding one constant to every output does not change "
+             f"the loss")
+    if step.difference_site is not None:
+        cause += f", which takes a difference of two model outputs on line {step.difference_site.line}"
+    return cause
 
 
-def _nan_gradients(steps: list[dict[str, Any]]) -> list[Finding]:
-    for step in steps:
-        bad = [v["name"] for v in step["variables"] if v.get("nonfinite")]
-        loss = _num(step.get("loss"))
+def _zero_gradients(run: _Run) -> list[Finding]:
+    explained_finding: Finding | None = None
+    for step in run.steps:
+        zero = [v for v in step.variables if v.zero]
+        if not zero:
+            continue
+        total = len(step.variables)
+        causes = {v.name: _cancelled_bias(step, v) for v in zero}
+        unexplained = [v.name for v in zero if causes[v.name] is None]
+        loss = f"; loss {_fmt(step.loss)}" if step.loss is not None else ""
+        if unexplained:
+            which = f"all {total}" if len(unexplained) == total else f"{len(unexplained)} of {total}"
+            return [_finding("TL802", step.site,
+                             f"the gradient of {which} trainable variables is exactly zero {run.label(step)} "
+                             f"({_names(unexplained)}){loss}",
+                             variables=unexplained, total=total, step=step.index)]
+        if explained_finding is None:
+            first = zero[0]
+            names = [v.name for v in zero]
+            explained_finding = _finding(
+                "TL802", step.site,
+                f"the gradient of {_names(names)} is exactly zero {run.label(step)} by construction: "
+                f"{causes[first.name]}; it never learns, which is harmless if intended",
+                severity="info", variables=names, total=total, step=step.index, cause=causes[first.name])
+    return [explained_finding] if explained_finding is not None else []
+
+
+def _nan_gradients(run: _Run) -> list[Finding]:
+    steps = run.steps
+    for i, step in enumerate(steps):
+        bad = [v.name for v in step.variables if v.nonfinite]
+        loss = number(step.loss)
         loss_bad = loss is not None and not math.isfinite(loss)
-        if bad or loss_bad:
-            what = f"NaN or Inf in the gradient of {_names(bad)}" if bad else "the gradients are finite"
-            return [_finding("TL803", step.get("site"),
-                             f"{what} {_step_label(step)}; loss {_fmt(step.get('loss'))}",
-                             variables=bad, loss=step.get("loss"), step=step["index"])]
+        if not (bad or loss_bad):
+            continue
+        if bad and not loss_bad and run.skipped_nonfinite(step) and \
+                any(not any(v.nonfinite for v in later.variables) for later in steps[i + 1:]):
+            # A loss-scale optimizer skips such a step and lowers its scale; the later gradients are finite.
+            continue
+        what = f"NaN or Inf in the gradient of {_names(bad)}" if bad else "the gradients are finite"
+        return [_finding("TL803", step.site, f"{what} {run.label(step)}; loss {_fmt(step.loss)}",
+                         variables=bad, loss=step.loss, step=step.index)]
     return []
 
 
-def _dead_units(steps: list[dict[str, Any]], settings: dict[str, Any]) -> list[Finding]:
+def _usable_relu(variable: VariableEvidence) -> bool:
+    # An all-zero kernel gradient says nothing about single units (TL802 and TL813 speak for it).
+    return variable.dead is not None and not variable.zero and not variable.none and not variable.nonfinite \
+        and variable.activation in ("relu", "relu6")
+
+
+def _relu_history(run: _Run) -> dict[str, list[tuple[StepEvidence, VariableEvidence]]]:
+    history: dict[str, list[tuple[StepEvidence, VariableEvidence]]] = {}
+    for step in run.steps:
+        for variable in step.variables:
+            if _usable_relu(variable):
+                history.setdefault(variable.name, []).append((step, variable))
+    return history
+
+
+Window = tuple[float, int, int, int]  # dead share, first step, last step, samples
+
+
+def _pooled_relu(run: _Run, settings: dict[str, Any]) -> list[tuple[str, list[Window], int, int]]:
+    """For ReLU kernels trained on batches below `dead-relu-min-batch`: the units that got a gradient from any
+    sample, pooled over consecutive steps with a non-zero gradient into windows of at least that many samples.
+    Returns (name, windows, samples left over, batch) per kernel."""
+    min_batch = settings["dead-relu-min-batch"]
+    out = []
+    for name, seen in _relu_history(run).items():
+        batch = seen[0][0].batch
+        if batch is None or batch >= min_batch:
+            continue
+        windows: list[Window] = []
+        alive, samples, first = 0, 0, None
+        units = seen[0][1].units or 0
+        for step, variable in seen:
+            if variable.alive is None or not units:
+                continue
+            alive |= int(variable.alive, 16)
+            samples += step.batch or 1
+            first = step.index if first is None else first
+            if samples >= min_batch:
+                windows.append((1.0 - bin(alive).count("1") / units, first, step.index, samples))
+                alive, samples, first = 0, 0, None
+        out.append((name, windows, samples, batch))
+    return out
+
+
+def _dead_units(run: _Run, settings: dict[str, Any]) -> list[Finding]:
     threshold = settings["dead-relu-fraction"]
     min_batch = settings["dead-relu-min-batch"]
-    history: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
-    for step in steps:
-        batch = step.get("batch")
+    out = []
+    for name, seen in _relu_history(run).items():
+        batch = seen[0][0].batch
         if batch is not None and batch < min_batch:
             continue
-        for variable in step["variables"]:
-            # An all-zero kernel gradient says nothing about single units (TL802 and TL813 speak for it).
-            if variable.get("dead") is None or variable.get("zero") or \
-                    variable.get("activation") not in ("relu", "relu6"):
-                continue
-            history.setdefault(variable["name"], []).append((step, variable))
-    out = []
-    for name, seen in history.items():
-        worst_step, worst = max(seen, key=lambda pair: pair[1]["dead"])
-        if worst["dead"] < threshold:
+        worst_step, worst = max(seen, key=lambda pair: pair[1].dead or 0.0)
+        assert worst.dead is not None
+        if worst.dead < threshold:
             continue
-        layer = worst.get("layer") or name
-        trail = " -> ".join(_pct(v["dead"]) for _, v in seen)
-        units = worst.get("units")
+        layer = worst.layer or name
+        trail = " -> ".join(_pct(v.dead or 0.0) for _, v in seen)
         out.append(_finding(
-            "TL804", worst.get("layer_site") or worst_step.get("site"),
-            f"{_pct(worst['dead'])} of the {units} units of `{layer}` ({worst.get('layer_class')}, "
-            f"{worst.get('activation')}) get an all-zero gradient for the whole batch {_step_label(worst_step)} "
+            "TL804", worst.layer_site or worst_step.site,
+            f"{_pct(worst.dead)} of the {worst.units} units of `{layer}` ({worst.layer_class}, {worst.activation}) "
+            f"get an all-zero gradient for the whole batch {run.label(worst_step)} "
             f"(per step: {trail}; threshold {_pct(threshold)})",
-            layer=layer, fractions=[v["dead"] for _, v in seen], threshold=threshold,
-            grew=len(seen) > 1 and seen[-1][1]["dead"] > seen[0][1]["dead"],
-        ))
+            layer=layer, fractions=[v.dead for _, v in seen], threshold=threshold,
+            grew=len(seen) > 1 and (seen[-1][1].dead or 0.0) > (seen[0][1].dead or 0.0)))
+    history = _relu_history(run)
+    for name, windows, _, batch in _pooled_relu(run, settings):
+        flagged = None
+        for i, (dead, first, last, samples) in enumerate(windows):
+            base = windows[0][0] if i else (history[name][0][1].dead or 0.0)
+            grew = (i > 0 or last > first) and dead - base >= POOLED_DEAD_GROWTH
+            if dead >= threshold and (dead >= POOLED_DEAD_STRICT or grew):
+                flagged = (dead, first, last, samples, grew)
+        if flagged is None:
+            continue
+        dead, first, last, samples, grew = flagged
+        variable = history[name][0][1]
+        layer = variable.layer or name
+        trail = " -> ".join(_pct(w[0]) for w in windows)
+        out.append(_finding(
+            "TL804", variable.layer_site or history[name][0][0].site,
+            f"{_pct(dead)} of the {variable.units} units of `{layer}` ({variable.layer_class}, "
+            f"{variable.activation}) got an all-zero gradient from every one of {samples} samples pooled over "
+            f"steps {first}-{last} (batches of {batch}; per window of >= {min_batch} samples: {trail}; "
+            f"threshold {_pct(threshold)}, and {_pct(POOLED_DEAD_STRICT)} or growth of "
+            f"{_pct(POOLED_DEAD_GROWTH)} for pooled windows)",
+            layer=layer, fractions=[w[0] for w in windows], threshold=threshold, pooled=True,
+            grew=bool(grew or (len(windows) > 1 and windows[-1][0] > windows[0][0]))))
     return out
 
 
-def _vanishing_exploding(steps: list[dict[str, Any]], settings: dict[str, Any]) -> list[Finding]:
-    step = steps[0]
-    kernels = [v for v in step["variables"] if v.get("kernel") and _num(v.get("mav")) is not None
-               and math.isfinite(_num(v["mav"]))]  # type: ignore[arg-type]
-    if len(kernels) < 2:
-        return []
-    first, last = kernels[0], kernels[-1]
-    first_mav, last_mav = _num(first["mav"]), _num(last["mav"])
-    assert first_mav is not None and last_mav is not None
-    if last_mav <= 0:
-        return []
-    ratio = first_mav / last_mav
-    where = first.get("layer_site") or step.get("site")
-    first_name = first.get("layer") or first["name"]
-    last_name = last.get("layer") or last["name"]
-    numbers = (f"mean |gradient| of the first kernel `{first_name}` is {_fmt(first_mav)}, of the last "
-               f"`{last_name}` {_fmt(last_mav)} (ratio {_fmt(ratio)})")
-    if ratio < settings["vanishing-ratio"] and first_mav < settings["vanishing-floor"]:
-        return [_finding("TL805", where,
-                         f"the gradient vanishes before the first layers: {numbers}; thresholds: ratio "
-                         f"< {_fmt(settings['vanishing-ratio'])} and < {_fmt(settings['vanishing-floor'])}",
-                         ratio=ratio, first=first_mav, last=last_mav, layers=len(kernels))]
-    if ratio > settings["exploding-ratio"] and first_mav > settings["exploding-floor"]:
-        return [_finding("TL806", where,
-                         f"the gradient explodes towards the first layers: {numbers}; thresholds: ratio "
-                         f"> {_fmt(settings['exploding-ratio'])} and > {_fmt(settings['exploding-floor'])}",
-                         ratio=ratio, first=first_mav, last=last_mav, layers=len(kernels))]
+def _vanishing_exploding(run: _Run, settings: dict[str, Any]) -> list[Finding]:
+    step = run.steps[0]
+    # Kernels with a real gradient only (an exactly zero or None one is TL801/TL802's finding), compared within
+    # one `tape.gradient` call: a GAN's generator is not compared with its discriminator.
+    calls: dict[int, list[VariableEvidence]] = {}
+    for v in step.variables:
+        mav = finite(v.mav)
+        if v.kernel and not v.none and not v.zero and mav is not None and mav > 0:
+            calls.setdefault(v.call, []).append(v)
+    for kernels in calls.values():
+        if len(kernels) < 2:
+            continue
+        first, last = kernels[0], kernels[-1]
+        first_mav, last_mav = finite(first.mav), finite(last.mav)
+        assert first_mav is not None and last_mav is not None
+        ratio = first_mav / last_mav
+        where = first.layer_site or step.site
+        rows = f" over the {first.touched_rows} rows it touched" if first.touched_rows is not None else ""
+        numbers = (f"mean |gradient| of the first kernel `{first.layer or first.name}` is {_fmt(first_mav)}{rows}, "
+                   f"of the last `{last.layer or last.name}` {_fmt(last_mav)} (ratio {_fmt(ratio)})")
+        if ratio < settings["vanishing-ratio"] and first_mav < settings["vanishing-floor"]:
+            return [_finding("TL805", where,
+                             f"the gradient vanishes before the first layers: {numbers}; thresholds: ratio "
+                             f"< {_fmt(settings['vanishing-ratio'])} and < {_fmt(settings['vanishing-floor'])}",
+                             ratio=ratio, first=first_mav, last=last_mav, layers=len(kernels))]
+        if ratio > settings["exploding-ratio"] and first_mav > settings["exploding-floor"]:
+            return [_finding("TL806", where,
+                             f"the gradient explodes towards the first layers: {numbers}; thresholds: ratio "
+                             f"> {_fmt(settings['exploding-ratio'])} and > {_fmt(settings['exploding-floor'])}",
+                             ratio=ratio, first=first_mav, last=last_mav, layers=len(kernels))]
     return []
 
 
-def _optimizer_site(evidence: dict[str, Any], applied_ids: set[int], want_applied: bool) -> dict[str, Any] | None:
-    for optimizer in evidence.get("optimizers") or []:
-        if (optimizer["id"] in applied_ids) == want_applied and optimizer.get("site"):
-            return optimizer["site"]
+# ---------------------------------------------------------------------------------------------------------------
+# Updates
+
+
+def _optimizer_site(evidence: Evidence, applied_ids: set[int], want_applied: bool) -> Site | None:
+    for optimizer in evidence.optimizers:
+        if (optimizer.id in applied_ids) == want_applied and optimizer.site is not None:
+            return optimizer.site
     return None
 
 
-def _not_updated(steps: list[dict[str, Any]], evidence: dict[str, Any]) -> list[Finding]:
-    for step in steps:
-        updates = step.get("updates")
-        if step.get("observation") or updates is None:
+def _not_updated(run: _Run) -> list[Finding]:
+    evidence = run.evidence
+    closed = [s for s in run.steps if not s.observation and s.updates is not None]
+    for i, step in enumerate(closed):
+        updates = step.updates or {}
+        if evidence.crashed and i == len(closed) - 1 and step.ended_by == "the end of the script":
+            # The script raised inside this step: the update it did not reach is its error's, not a finding.
             continue
-        changed = [name for name, u in updates.items() if u["changed"]]
+        if run.skipped_nonfinite(step):
+            continue
+        changed = [name for name, u in updates.items() if u.changed]
         total = len(updates)
-        if not step.get("applies") and not changed:
-            unused = [o for o in evidence.get("optimizers") or [] if not o.get("applies")]
-            site = (unused[0].get("site") if unused else None) or step.get("site")
-            who = f"the `{unused[0]['class']}` created here was never applied; " if unused and unused[0].get("site") \
-                else ""
-            grad_line = (step.get("site") or {}).get("line")
+        if not step.applies and not changed:
+            if any(later.applies for later in closed[i + 1:]):
+                continue  # the gradients were accumulated into a later update
+            unused = [o for o in evidence.optimizers if not o.applies]
+            site = (unused[0].site if unused else None) or step.site
+            who = f"the `{unused[0].class_name}` created here was never applied; " \
+                if unused and unused[0].site is not None else ""
+            grad_line = step.site.line if step.site is not None else None
             return [_finding("TL807", site,
-                             f"{who}the gradients of step {step['index']} (`tape.gradient` on line {grad_line}) "
-                             f"reached no optimizer before {step.get('ended_by') or 'the end'}: 0 of {total} "
+                             f"{who}the gradients of step {step.index} (`tape.gradient` on line {grad_line}) "
+                             f"reached no optimizer before {step.ended_by or 'the end'}: 0 of {total} "
                              f"trainable variables changed",
-                             step=step["index"], changed=0, total=total, applied=False)]
-        grads = {v["name"]: v for v in step["variables"]}
+                             step=step.index, changed=0, total=total, applied=False)]
+        grads = {v.name: v for v in step.variables}
         # A gradient below 1e-6 can round away against float32 weights under plain SGD; TL805 speaks for it.
-        stuck = [name for name, u in updates.items() if not u["changed"]
-                 and not grads.get(name, {}).get("none") and not grads.get(name, {}).get("zero")
-                 and (_num(grads.get(name, {}).get("mav")) or 0.0) >= 1e-6]
+        stuck = [name for name, u in updates.items() if not u.changed and name in grads
+                 and not grads[name].none and not grads[name].zero and (finite(grads[name].mav) or 0.0) >= 1e-6]
         if stuck:
-            applied = {a["optimizer"] for a in step.get("applies") or []}
-            site = _optimizer_site(evidence, applied, True) or step.get("site")
+            applied = {a.optimizer for a in step.applies}
+            site = _optimizer_site(evidence, applied, True) or step.site
             return [_finding("TL807", site,
-                             f"after step {step['index']}, {len(stuck)} of {total} trainable variables with a "
+                             f"after step {step.index}, {len(stuck)} of {total} trainable variables with a "
                              f"non-zero gradient did not change ({_names(stuck)}): not passed to the optimizer, "
                              f"or a learning rate of 0",
-                             step=step["index"], changed=len(changed), total=total, applied=bool(applied),
+                             step=step.index, changed=len(changed), total=total, applied=bool(applied),
                              variables=stuck)]
     return []
 
 
-def _update_too_large(steps: list[dict[str, Any]], evidence: dict[str, Any], settings: dict[str, Any]) -> list[Finding]:
+def _update_too_large(run: _Run, settings: dict[str, Any]) -> list[Finding]:
     limit = settings["update-ratio-max"]
-    for step in steps:
-        updates = step.get("updates")
-        if step.get("observation") or not updates:
+    for step in run.steps:
+        updates = step.updates
+        if step.observation or not updates:
             continue
-        ratios = sorted(((u["ratio"], name) for name, u in updates.items()
-                         if u.get("kernel") and u.get("ratio") is not None), reverse=True)
+        ratios = sorted(((u.ratio, name) for name, u in updates.items() if u.kernel and u.ratio is not None),
+                        reverse=True)
         if not ratios:
             continue
         large = [(r, n) for r, n in ratios if r > limit]
         if not large:
             return []
-        applied = {a["optimizer"] for a in step.get("applies") or []}
-        optimizers = [o for o in evidence.get("optimizers") or [] if o["id"] in applied]
+        applied = {a.optimizer for a in step.applies}
+        optimizers = [o for o in run.evidence.optimizers if o.id in applied]
         opt = optimizers[0] if optimizers else None
-        site = (opt or {}).get("site") or step.get("site")
-        by = f" by `{opt['class']}` (learning_rate={_fmt(opt.get('learning_rate'))})" if opt else ""
+        site = (opt.site if opt else None) or step.site
+        by = f" by `{opt.class_name}` (learning_rate={_fmt(opt.learning_rate)})" if opt else ""
         listed = ", ".join(f"`{n}` {_fmt(r)}" for r, n in large[:3])
         return [_finding("TL808", site,
-                         f"update {step['index']}{by} moved weights by more than {_fmt(limit)} of their norm "
+                         f"update {step.index}{by} moved weights by more than {_fmt(limit)} of their norm "
                          f"(|dw|/|w|: {listed}); a healthy step is about 1e-3",
-                         ratios={n: r for r, n in large}, limit=limit, step=step["index"],
-                         learning_rate=(opt or {}).get("learning_rate"))]
+                         ratios={n: r for r, n in large}, limit=limit, step=step.index,
+                         learning_rate=opt.learning_rate if opt else None)]
     return []
 
 
-def _first_call(calls: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return calls[0] if calls else None
+# ---------------------------------------------------------------------------------------------------------------
+# Inputs, losses and outputs
 
 
-def _unnormalized_input(evidence: dict[str, Any], settings: dict[str, Any]) -> list[Finding]:
-    for call in evidence.get("model_calls") or []:
-        low, high = _num(call.get("input_min")), _num(call.get("input_max"))
-        if low is None or high is None or call.get("input_normalized"):
+def _unnormalized_input(evidence: Evidence, settings: dict[str, Any]) -> list[Finding]:
+    for call in evidence.model_calls:
+        low, high = number(call.input_min), number(call.input_max)
+        if low is None or high is None or call.input_normalized:
             continue
-        if "int" in str(call.get("input_dtype", "")) and "float" not in str(call.get("input_dtype", "")):
+        dtype = str(call.input_dtype or "")
+        if "int" in dtype and "float" not in dtype:
             continue
         if low >= 0 and high > settings["input-max"]:
-            return [_finding("TL809", call.get("site"),
-                             f"the batch fed to `{call['model']}` ranges {_fmt(low)}..{_fmt(high)} "
-                             f"({call.get('input_dtype')}) and the model has no Rescaling or Normalization layer "
+            return [_finding("TL809", call.site,
+                             f"the batch fed to `{call.model}` ranges {_fmt(low)}..{_fmt(high)} "
+                             f"({call.input_dtype}) and the model has no Rescaling or Normalization layer "
                              f"(threshold {_fmt(settings['input-max'])})",
-                             low=low, high=high, model=call["model"])]
+                             low=low, high=high, model=call.model)]
     return []
 
 
-def _initial_loss(evidence: dict[str, Any], settings: dict[str, Any]) -> list[Finding]:
-    calls = [c for c in evidence.get("loss_calls") or [] if c["step"] == 1]
-    call = _first_call(calls)
-    if call is None or not call.get("probability_loss") or _num(call.get("value")) is None:
+def _initial_loss(evidence: Evidence, settings: dict[str, Any]) -> list[Finding]:
+    call = next((c for c in evidence.loss_calls if c.step == 1), None)
+    if call is None or not call.probability_loss or number(call.value) is None:
         return []
-    classes = call.get("classes") or 0
+    classes = call.classes or 0
     if classes < 2:
         return []
-    value = _num(call["value"])
+    value = number(call.value)
     assert value is not None
     expected = math.log(classes)
     if not math.isfinite(value) or abs(value - expected) <= settings["initial-loss-ratio"] * expected:
         return []
     hint = ""
-    batch = call.get("batch")
-    if batch and abs(value - batch * expected) < 0.5 * expected * batch and call.get("reduction") == "sum":
+    batch = call.batch
+    if batch and abs(value - batch * expected) < 0.5 * expected * batch and call.reduction == "sum":
         hint = f"; the loss is summed over the batch of {batch}, not averaged"
-    return [_finding("TL810", call.get("site"),
+    return [_finding("TL810", call.site,
                      f"the first loss is {_fmt(value)}; a {classes}-class classifier that has learned nothing "
                      f"starts near ln({classes}) = {_fmt(expected)}{hint}",
                      value=value, expected=expected, classes=classes)]
 
 
-def _probabilities_with_logits(evidence: dict[str, Any]) -> list[Finding]:
-    for call in evidence.get("loss_calls") or []:
-        if not call.get("from_logits"):
+def _probabilities_with_logits(evidence: Evidence) -> list[Finding]:
+    for call in evidence.loss_calls:
+        if not call.from_logits:
             continue
-        if call.get("rows_sum_to_one") or call.get("keras_logits"):
+        if call.rows_sum_to_one or call.keras_logits:
             recovered = (" Keras found the softmax's logits this time, but a raw `tf.nn.softmax` or another "
-                         "backend would apply the softmax twice") if call.get("keras_logits") else \
+                         "backend would apply the softmax twice") if call.keras_logits else \
                 " The loss applies a second softmax, and the gradients shrink"
-            shape = "every row sums to 1" if call.get("rows_sum_to_one") else "a softmax or sigmoid output"
-            return [_finding("TL811", call.get("loss_site") or call.get("site"),
-                             f"`{call['class']}(from_logits=True)` received probabilities: values in "
-                             f"[{_fmt(call.get('pred_min'))}, {_fmt(call.get('pred_max'))}], {shape}.{recovered}",
-                             loss=call["class"], keras_logits=bool(call.get("keras_logits")))]
+            shape = "every row sums to 1" if call.rows_sum_to_one else "a softmax or sigmoid output"
+            return [_finding("TL811", call.loss_site or call.site,
+                             f"`{call.class_name}(from_logits=True)` received probabilities: values in "
+                             f"[{_fmt(call.pred_min)}, {_fmt(call.pred_max)}], {shape}.{recovered}",
+                             loss=call.class_name, keras_logits=bool(call.keras_logits))]
     return []
 
 
-def _training_flag(evidence: dict[str, Any]) -> list[Finding]:
-    for call in evidence.get("model_calls") or []:
-        if call.get("training") != "absent":
+def _training_flag(evidence: Evidence) -> list[Finding]:
+    for call in evidence.model_calls:
+        if call.training != "absent":
             continue
-        layers = (call.get("dropout") or []) + (call.get("batchnorm") or [])
+        layers = list(call.dropout) + list(call.batchnorm)
         if not layers:
             continue
-        return [_finding("TL812", call.get("site"),
-                         f"`{call['model']}` was called inside the tape without `training=True`; its "
+        return [_finding("TL812", call.site,
+                         f"`{call.model}` was called inside the tape without `training=True`; its "
                          f"{_names(layers)} run in inference mode, unlike in `fit`",
-                         model=call["model"], layers=layers)]
+                         model=call.model, layers=layers)]
     return []
 
 
-def _saturated(evidence: dict[str, Any], steps: list[dict[str, Any]], settings: dict[str, Any]) -> list[Finding]:
-    grads_by_step = {s["index"]: s for s in steps}
-    for call in evidence.get("loss_calls") or []:
-        if not call.get("probability_loss") or call.get("from_logits") or call.get("keras_logits"):
+def _all_zero(step: StepEvidence | None) -> tuple[int, int]:
+    """How many of the step's gradients are exactly zero, of how many."""
+    if step is None:
+        return 0, 0
+    return sum(1 for v in step.variables if v.zero), len(step.variables)
+
+
+def _saturated(run: _Run, settings: dict[str, Any]) -> list[Finding]:
+    """Probabilities outside the loss's clip [eps, 1 - eps], on either side, get no gradient through the clip.
+    Small batches are pooled over consecutive steps into windows of `dead-relu-min-batch` samples."""
+    by_step = {s.index: s for s in run.steps}
+    min_samples = settings["dead-relu-min-batch"]
+    windows: list[list[LossCall]] = []
+    current: list[LossCall] = []
+    for call in run.evidence.loss_calls:
+        if call.clipped is None or not call.samples:
             continue
-        fraction = call.get("saturated_wrong")
-        if fraction is None or fraction < settings["saturated-fraction"]:
+        current.append(call)
+        if sum(c.samples or 0 for c in current) >= min_samples:
+            windows.append(current)
+            current = []
+    for window in windows:
+        samples = sum(c.samples or 0 for c in window)
+        clipped = sum(c.clipped or 0 for c in window)
+        fraction = clipped / samples
+        if fraction < settings["saturated-fraction"]:
             continue
-        step = grads_by_step.get(call["step"])
-        zero = ""
-        if step is not None:
-            total = len(step["variables"])
-            zeros = sum(1 for v in step["variables"] if v.get("zero"))
-            zero = f"; {zeros} of {total} gradients are exactly zero"
-        label = "at step 1" if call["step"] == 1 else f"after {call['step'] - 1} update{'s' if call['step'] > 2 else ''}"
-        return [_finding("TL813", call.get("site"),
-                         f"{_pct(fraction)} of the batch gives its true class a probability below 1e-7 {label} "
-                         f"(max {_fmt(call.get('pred_max'))}, loss {_fmt(call.get('value'))}): "
-                         f"`{call['class']}` clips it and passes no gradient{zero}",
-                         fraction=fraction, step=call["step"], loss=call.get("value"))]
+        zeroed = [(call, _all_zero(by_step.get(call.step))) for call in window]
+        stopped = [(call, counts) for call, counts in zeroed if counts[1] and counts[0] == counts[1]]
+        if not stopped:
+            continue
+        call, (zeros, total) = stopped[0]
+        first = window[0]
+        label = "at step 1" if first.step == 1 else \
+            f"after {first.step - 1} update{'s' if first.step > 2 else ''}"
+        who = "the batch" if len(window) == 1 else \
+            f"the {samples} samples pooled over steps {window[0].step}-{window[-1].step}"
+        return [_finding("TL813", first.site,
+                         f"{_pct(fraction)} of {who} give{'s' if len(window) == 1 else ''} their true class a "
+                         f"probability of 0 or 1, outside the loss's clip [1e-7, 1 - 1e-7], {label} "
+                         f"(max {_fmt(first.pred_max)}, loss {_fmt(first.value)}): `{first.class_name}` clips "
+                         f"them and passes no gradient; {zeros} of {total} gradients are exactly zero at step "
+                         f"{call.step}",
+                         fraction=fraction, step=first.step, loss=first.value, samples=samples, clipped=clipped)]
     return []
 
 
-def _broadcast(evidence: dict[str, Any], steps: list[dict[str, Any]]) -> list[Finding]:
-    for call in evidence.get("loss_calls") or []:
-        true, pred = call.get("y_true_shape"), call.get("y_pred_shape")
-        if not true or not pred or true == pred or call.get("reconciles_ranks"):
+def _broadcast(run: _Run) -> list[Finding]:
+    import numpy as np
+
+    for call in run.evidence.loss_calls:
+        true, pred = call.y_true_shape, call.y_pred_shape
+        if not true or not pred or true == pred or call.reconciles_ranks:
             continue
         try:
-            import numpy as np
-
             shape = list(np.broadcast_shapes(tuple(d or 1 for d in true), tuple(d or 1 for d in pred)))
-        except (ValueError, ImportError):
+        except ValueError:
             continue
         if math.prod(shape) > max(math.prod(d or 1 for d in true), math.prod(d or 1 for d in pred)):
-            return [_finding("TL814", call.get("site"),
-                             f"`{call['class']}` got y_true {tuple(true)} and y_pred {tuple(pred)}, which "
+            return [_finding("TL814", call.site,
+                             f"`{call.class_name}` got y_true {tuple(true)} and y_pred {tuple(pred)}, which "
                              f"broadcast to {tuple(shape)}: every target is compared with every prediction",
                              y_true=true, y_pred=pred)]
-    for step in steps:
-        shape = step.get("target_shape") or []
-        batch = step.get("batch")
+    for found in run.evidence.broadcasts:
+        shapes = [tuple(s) for s in found.shapes]
+        model_side = shapes[found.tainted] if found.tainted < len(shapes) else None
+        other = shapes[1 - found.tainted] if len(shapes) == 2 else None
+        return [_finding("TL814", found.site,
+                         f"`{found.op}` broadcast {shapes[0]} against {shapes[1]} into "
+                         f"{tuple(found.output_shape)} inside the tape at step {found.step}: the model's output "
+                         f"{model_side} met {other}, so every target is compared with every prediction",
+                         op=found.op, shapes=[list(s) for s in shapes], output=found.output_shape)]
+    for step in run.steps:
+        shape = step.target_shape or []
+        batch = step.batch
         if len(shape) >= 2 and batch and batch > 1 and shape[0] == batch and shape[1] == batch:
-            return [_finding("TL814", step.get("site"),
+            return [_finding("TL814", step.site,
                              f"the loss given to `tape.gradient` has shape {tuple(shape)} for a batch of {batch}: "
                              f"targets of shape ({batch},) met predictions of shape ({batch}, 1)",
                              target_shape=shape)]

@@ -1,18 +1,24 @@
 """What the probe records while the user's training step runs, and the numbers it computes from it.
 
 Runs in the process that executes the step (the probe's child, or the caller of `probe_step`). The
-evidence it produces is plain JSON-able data; `findings.py` turns it into findings without TensorFlow.
+evidence it produces is typed (`evidence.py`) and written as JSON; `findings.py` turns it into findings without
+TensorFlow.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import weakref
 from typing import Any, Callable
 
 import numpy as np
+
+from tapelint.probe.broadcast import OpWatch
+from tapelint.probe.evidence import (ApplyEvidence, BroadcastEvidence, Evidence, LossCall, ModelCall,
+                                     OptimizerEvidence, Site, StepEvidence, UpdateEvidence, VariableEvidence)
 
 # Keras's probability cross-entropies clip their input to [EPSILON, 1 - EPSILON]; below it no gradient flows.
 CLIP_EPSILON = 1e-7
@@ -197,34 +203,45 @@ def first_array(value: Any) -> Any:
 # ----------------------------------------------------------------------------------------------------
 # The recorder
 
+# A batch below this many samples says little about single ReLU units or clipped probabilities (the default of
+# `dead-relu-min-batch`); small batches are pooled over steps into windows of this many samples.
+POOL_SAMPLES = 8
+POOL_WINDOWS = 2
+# How far past --steps the probe may run: to fill the pooled windows, or to wait for an update whose gradients
+# are accumulated over several steps.
+EXTRA_STEPS_MAX = 32
+_GENERIC_NAME = re.compile(r"Variable(_\d+)?$")
+
 
 class Step:
+    """A step being recorded: its evidence and what is needed to close it."""
+
     def __init__(self, index: int, observation: bool, site: dict[str, Any] | None) -> None:
-        self.index = index
-        self.observation = observation
-        self.site = site
+        self.record = StepEvidence(index=index, observation=observation, site=_site(site), gradient_calls=0)
         self.keys: set[int] = set()
-        self.variables: list[dict[str, Any]] = []
+        self.tape: Any = None
+        self.by_key: dict[int, VariableEvidence] = {}
         self.before: dict[int, tuple[Any, np.ndarray]] = {}
-        self.loss: float | str | None = None
-        self.target_shape: list[int | None] | None = None
-        self.applies: list[dict[str, Any]] = []
-        self.updates: dict[str, dict[str, Any]] | None = None
-        self.batch: int | None = None
-        self.device: str | None = None
-        self.ended_by = ""
         self.gradient_done = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "observation": self.observation, "site": self.site, "loss": self.loss,
-                "target_shape": self.target_shape, "variables": self.variables, "applies": self.applies,
-                "updates": self.updates, "batch": self.batch, "device": self.device, "ended_by": self.ended_by}
+    @property
+    def index(self) -> int:
+        return self.record.index
+
+    @property
+    def observation(self) -> bool:
+        return self.record.observation
+
+
+def _site(site: dict[str, Any] | None) -> Site | None:
+    return Site.from_dict(site) if site else None
 
 
 class Recorder:
     """Collects evidence from the instrumented calls. `steps` training steps are measured; at the next
     gradient call on the same variables one more gradient is measured (after the last update), then
-    `StopProbe` is raised."""
+    `StopProbe` is raised. Small batches and accumulated gradients can make it run a few steps more (see
+    `_extension`)."""
 
     def __init__(self, steps: int = 1, checkpoint: Callable[[], None] | None = None) -> None:
         self.max_steps = max(1, steps)
@@ -233,16 +250,22 @@ class Recorder:
         self.current: Step | None = None
         self.completed = 0
         self.stopped = False
+        self.extended: str | None = None
+        self.extra_steps = 0
         self.layer_sites: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
         self.loss_sites: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-        self.optimizers: list[dict[str, Any]] = []
-        self._optimizer_refs: list[tuple[weakref.ref, dict[str, Any]]] = []
+        self.optimizers: list[OptimizerEvidence] = []
+        self._optimizer_refs: list[tuple[weakref.ref, OptimizerEvidence]] = []
         self.models: list[weakref.ref] = []
         self._model_ids: set[int] = set()
         self._structure: dict[int, dict[str, Any]] = {}
-        self.model_calls: list[dict[str, Any]] = []
-        self.loss_calls: list[dict[str, Any]] = []
+        self.model_calls: list[ModelCall] = []
+        self.loss_calls: list[LossCall] = []
+        self.broadcasts: list[BroadcastEvidence] = []
         self.gpus: list[str] = []
+        self._names: dict[int, str] = {}
+        self._taken_names: set[str] = set()
+        self.watch = OpWatch(user_site)
 
     # -- creation sites ------------------------------------------------------------------------------
     def layer_created(self, layer: Any, frame: Any) -> None:
@@ -264,12 +287,12 @@ class Recorder:
     def optimizer_created(self, optimizer: Any, frame: Any) -> None:
         if any(ref() is optimizer for ref, _ in self._optimizer_refs):
             return
-        info = {"id": len(self.optimizers) + 1, "class": type(optimizer).__name__, "site": user_site(frame),
-                "learning_rate": None, "applies": 0}
+        info = OptimizerEvidence(id=len(self.optimizers) + 1, class_name=type(optimizer).__name__,
+                                 site=_site(user_site(frame)), skips_nonfinite=_skips_nonfinite(optimizer))
         self.optimizers.append(info)
         self._optimizer_refs.append((weakref.ref(optimizer), info))
 
-    def _optimizer_info(self, optimizer: Any) -> dict[str, Any]:
+    def _optimizer_info(self, optimizer: Any) -> OptimizerEvidence:
         for ref, info in self._optimizer_refs:
             if ref() is optimizer:
                 return info
@@ -281,96 +304,186 @@ class Recorder:
             self._model_ids.add(id(model))
             self.models.append(weakref.ref(model))
 
+    # -- names ---------------------------------------------------------------------------------------
+    def name_of(self, variable: Any, frame: Any = None) -> str:
+        """One name per variable for the whole run: its Keras path, its own name, or for an unnamed
+        `tf.Variable` the name the user's code binds it to (`w`, `self.b`); repeated names get `#2`, `#3`."""
+        key = var_key(variable)
+        known = self._names.get(key)
+        if known is not None:
+            return known
+        name = var_name(variable)
+        if _GENERIC_NAME.match(name):
+            name = _user_binding(variable, frame) or name
+        unique, n = name, 1
+        while unique in self._taken_names:
+            n += 1
+            unique = f"{name}#{n}"
+        self._names[key] = unique
+        self._taken_names.add(unique)
+        return unique
+
     # -- gradient calls --------------------------------------------------------------------------------
-    def before_gradient(self, variables: list[Any], frame: Any) -> bool:
+    def before_gradient(self, variables: list[Any], frame: Any, tape: Any = None) -> bool:
         """Called before a `tape.gradient` on trainable variables. Returns True when this call is the
         observation after the last probed step."""
         if self.stopped:
             raise StopProbe()
+        broadcast, difference, used = self.watch.take()
+        self.watch.stop()
         keys = {var_key(v) for v in variables}
+        for variable in variables:
+            self.name_of(variable, frame)
         site = user_site(frame)
-        if self.current is None:
-            self._start(keys, site, observation=False)
-        elif keys & self.current.keys:
-            # The same variables again: the previous step is over.
+        current = self.current
+        if current is not None and current.gradient_done and used:
+            current.record.gradients_used = True
+        if current is None:
+            self._start(keys, site, tape, observation=self.completed >= self.max_steps and not self._extend())
+        elif keys & current.keys and not (tape is not None and _same(current.tape, tape)
+                                          and not current.record.applies):
+            # The same variables again, from a new tape: the previous step is over.
             self._finish_current("the next gradient call")
-            self._start(keys, site, observation=self.completed >= self.max_steps)
+            self._start(keys, site, tape, observation=self.completed >= self.max_steps and not self._extend())
         else:
-            # Another tape in the same step (a GAN's generator and discriminator).
-            self.current.keys |= keys
-        return self.current is not None and self.current.observation
+            # Another tape in the same step (a GAN's generator and discriminator), or a second gradient from
+            # the same persistent tape (a penalty) before the update.
+            current.keys |= keys
+        step = self.current
+        assert step is not None
+        step.record.gradient_calls += 1
+        if broadcast is not None and not any(b.step == step.index for b in self.broadcasts):
+            self.broadcasts.append(BroadcastEvidence.from_dict({**broadcast, "step": step.index,
+                                                                "site": _site(broadcast.get("site"))}))
+        if difference is not None and step.record.difference_site is None:
+            step.record.difference_site = _site(difference)
+        return step.observation
 
-    def _start(self, keys: set[int], site: dict[str, Any] | None, observation: bool) -> None:
+    def _start(self, keys: set[int], site: dict[str, Any] | None, tape: Any, observation: bool) -> None:
         step = Step(len(self.steps) + 1, observation, site)
         step.keys = set(keys)
+        step.tape = _ref(tape)
         self.steps.append(step)
         self.current = step
+
+    def _extend(self) -> bool:
+        """Whether to run one more step past --steps, and why (kept in `extended`)."""
+        if self.extra_steps >= EXTRA_STEPS_MAX or not self.steps:
+            return False
+        reason = self._extension()
+        if reason is None:
+            return False
+        self.extra_steps += 1
+        self.extended = reason
+        return True
+
+    def _extension(self) -> str | None:
+        last = self.steps[-1].record
+        if not last.applies and not last.changed and last.gradients_used:
+            return "the gradients were kept (accumulated) without an update: the probe waited for the update"
+        skipping = {o.id for o in self.optimizers if o.skips_nonfinite}
+        if any(a.nonfinite_gradients and a.optimizer in skipping for a in last.applies):
+            return ("the loss-scale optimizer skipped an update whose gradients were not finite: the probe waited "
+                    "for a finite step")
+        records = [s.record for s in self.steps if not s.observation]
+        batch = next((r.batch for r in records if r.batch), None)
+        # Pooling small batches shows units dying or outputs saturating under the updates; without one, nothing
+        # changes from step to step.
+        if batch is None or batch >= POOL_SAMPLES or not any(r.changed for r in records):
+            return None
+        wants = any(v.alive is not None for r in records for v in r.variables) or \
+            any(c.samples is not None for c in self.loss_calls)
+        if not wants:
+            return None
+        pooled = sum(r.batch or 0 for r in records
+                     if any(not v.none and not v.zero and not v.nonfinite for v in r.variables))
+        if pooled >= POOL_SAMPLES * POOL_WINDOWS:
+            return None
+        return (f"batches of {batch}: the probe ran until {POOL_SAMPLES * POOL_WINDOWS} samples with a non-zero "
+                f"gradient could be pooled")
 
     def after_gradient(self, target: Any, sources: list[Any], gradients: list[Any]) -> None:
         step = self.current
         if step is None:
             return
+        record = step.record
         loss = to_numpy(target)
-        if loss is not None and loss.size:
-            step.target_shape = [int(d) for d in loss.shape]
-            value = float(np.sum(loss.astype(np.float64)))
-            if step.loss is None:
-                step.loss = _finite_or_text(value)
+        if loss is not None and loss.size and record.loss is None:
+            record.target_shape = [int(d) for d in loss.shape]
+            record.loss = _finite_or_text(float(np.sum(loss.astype(np.float64))))
         layers = self._variable_layers()
+        call = record.gradient_calls - 1
         for variable, gradient in zip(sources, gradients):
             if not is_trainable_variable(variable):
                 continue
-            step.variables.append(self._measure(variable, gradient, layers))
-            if step.device is None and gradient is not None:
-                step.device = _short_device(getattr(gradient, "device", "") or "")
-            if not step.observation:
+            key = var_key(variable)
+            measured = self._measure(variable, gradient, layers)
+            measured.call, measured.key = call, key
+            known = step.by_key.get(key)
+            if known is None:
+                step.by_key[key] = measured
+                record.variables.append(measured)
+            else:
+                _merge(known, measured)
+            if record.device is None and gradient is not None:
+                record.device = _short_device(getattr(gradient, "device", "") or "")
+            if not step.observation and key not in step.before:
                 current = to_numpy(variable)
                 if current is not None:
-                    step.before[var_key(variable)] = (variable, np.array(current, copy=True))
+                    step.before[key] = (variable, np.array(current, copy=True))
         step.gradient_done = True
-        if step.batch is None:
-            step.batch = self._batch_size(step)
+        if record.batch is None:
+            record.batch = self._batch_size(step)
         if step.observation:
-            step.ended_by = "the probe"
+            record.ended_by = "the probe"
             self.stopped = True
             self.current = None
+            self.watch.stop()
             self.checkpoint()
             raise StopProbe()
+        self.watch.watch_gradients([g for g in gradients if g is not None])
 
     def _batch_size(self, step: Step) -> int | None:
         for call in self.model_calls:
-            if call["step"] == step.index and call.get("batch"):
-                return call["batch"]
-        for call in self.loss_calls:
-            if call["step"] == step.index and call.get("batch"):
-                return call["batch"]
+            if call.step == step.index and call.batch:
+                return call.batch
+        for loss_call in self.loss_calls:
+            if loss_call.step == step.index and loss_call.batch:
+                return loss_call.batch
         return None
 
-    def _measure(self, variable: Any, gradient: Any, layers: dict[int, Any]) -> dict[str, Any]:
+    def _measure(self, variable: Any, gradient: Any, layers: dict[int, Any]) -> VariableEvidence:
         shape = shape_of(variable) or []
         layer = layers.get(var_key(variable))
-        info: dict[str, Any] = {"name": var_name(variable), "shape": shape, "kernel": len(shape) >= 2,
-                                "layer": getattr(layer, "name", None) if layer is not None else None,
-                                "layer_class": type(layer).__name__ if layer is not None else None,
-                                "activation": _activation_name(layer), "units": shape[-1] if len(shape) >= 2 else None,
-                                "layer_site": self.layer_sites.get(layer) if layer is not None else None}
+        activation = _activation_name(layer)
+        info = VariableEvidence(
+            name=self.name_of(variable), shape=shape, kernel=len(shape) >= 2,
+            layer=getattr(layer, "name", None) if layer is not None else None,
+            layer_class=type(layer).__name__ if layer is not None else None, activation=activation,
+            units=shape[-1] if len(shape) >= 2 else None,
+            layer_site=_site(self.layer_sites.get(layer)) if layer is not None else None)
         values = to_numpy(gradient)
         if gradient is None or values is None:
-            info.update(none=gradient is None, zero=False, nonfinite=False, norm=None, mav=None, dead=None)
+            info.none = gradient is None
             return info
         values = values.astype(np.float32, copy=False)
         finite = bool(np.isfinite(values).all())
         magnitude = np.abs(values)
-        info["none"] = False
-        info["nonfinite"] = not finite
-        info["zero"] = bool(finite and not magnitude.any())
-        info["norm"] = _finite_or_text(float(np.sqrt(np.sum(np.square(values, dtype=np.float64)))))
-        info["mav"] = _finite_or_text(float(magnitude.mean(dtype=np.float64))) if magnitude.size else 0.0
-        if len(shape) >= 2 and shape[-1]:
-            columns = magnitude.reshape(-1, magnitude.shape[-1])
-            info["dead"] = float((columns.max(axis=0) == 0).mean())
-        else:
-            info["dead"] = None
+        info.nonfinite = not finite
+        info.zero = bool(finite and not magnitude.any())
+        info.norm = _finite_or_text(float(np.sqrt(np.sum(np.square(values, dtype=np.float64)))))
+        rows = _touched_rows(gradient)
+        if rows is not None and magnitude.ndim >= 1:
+            # A row-sparse gradient: untouched rows say nothing about the size of the gradient.
+            info.touched_rows = int(rows.size)
+            magnitude = magnitude[rows] if rows.size else magnitude[:0]
+        info.mav = _finite_or_text(float(magnitude.mean(dtype=np.float64))) if magnitude.size else 0.0
+        if len(shape) >= 2 and shape[-1] and rows is None:
+            columns = np.abs(values).reshape(-1, values.shape[-1])
+            alive = columns.max(axis=0) > 0
+            info.dead = float(1.0 - alive.mean())
+            if activation in RELU_ACTIVATIONS:
+                info.alive = _mask(alive)
         return info
 
     def _finish_current(self, ended_by: str) -> None:
@@ -378,28 +491,29 @@ class Recorder:
         if step is None:
             return
         self.current = None
-        step.ended_by = ended_by
-        updates: dict[str, dict[str, Any]] = {}
-        for _, (variable, before) in step.before.items():
+        step.record.ended_by = ended_by
+        updates: dict[str, UpdateEvidence] = {}
+        for key, (variable, before) in step.before.items():
             after = to_numpy(variable)
             if after is None or after.shape != before.shape:
                 continue
             delta = after.astype(np.float64) - before.astype(np.float64)
             norm_before = float(np.sqrt(np.sum(np.square(before, dtype=np.float64))))
             norm_delta = float(np.sqrt(np.sum(np.square(delta))))
-            updates[var_name(variable)] = {
-                "changed": bool(np.any(delta != 0)),
-                "ratio": (norm_delta / norm_before) if norm_before > 0 else None,
-                "kernel": before.ndim >= 2,
-            }
+            updates[self._names.get(key) or var_name(variable)] = UpdateEvidence(
+                changed=bool(np.any(delta != 0)), ratio=(norm_delta / norm_before) if norm_before > 0 else None,
+                kernel=before.ndim >= 2)
         step.before = {}
-        step.updates = updates
+        step.record.updates = updates
         self.completed += 1
         self.checkpoint()
 
     def finish(self, ended_by: str = "the end of the script") -> None:
         """The script ended (or was stopped): close the step that is still open."""
+        self.watch.stop()
         if self.current is not None and not self.current.observation:
+            if self.current.gradient_done and self.watch.take()[2]:
+                self.current.record.gradients_used = True
             self._finish_current(ended_by)
         self.current = None
 
@@ -408,17 +522,26 @@ class Recorder:
         if self.stopped:
             return
         info = self._optimizer_info(optimizer)
-        info["applies"] += 1
-        if info["learning_rate"] is None:
-            info["learning_rate"] = _learning_rate(optimizer)
+        info.applies += 1
+        if info.learning_rate is None:
+            info.learning_rate = _learning_rate(optimizer)
         if self.current is None:
             return
+        if self.watch.mode == "gradients":
+            _, _, used = self.watch.take()
+            self.watch.stop()
+            self.current.record.gradients_used = self.current.record.gradients_used or used
         grads = list(grads) if grads is not None else []
-        names = [var_name(v) for v in variables] if variables is not None else []
-        self.current.applies.append({
-            "optimizer": info["id"], "site": user_site(frame), "variables": names,
-            "none_gradients": sum(1 for g in grads if g is None),
-        })
+        names = [self.name_of(v) for v in variables] if variables is not None else []
+        nonfinite = 0
+        if info.skips_nonfinite:
+            for g in grads:
+                values = to_numpy(g)
+                if values is not None and np.issubdtype(values.dtype, np.floating) and not np.isfinite(values).all():
+                    nonfinite += 1
+        self.current.record.applies.append(ApplyEvidence(
+            optimizer=info.id, site=_site(user_site(frame)), variables=names,
+            none_gradients=sum(1 for g in grads if g is None), nonfinite_gradients=nonfinite))
 
     def forward_index(self) -> int:
         """The step a forward computation belongs to: it runs before that step's `tape.gradient`."""
@@ -428,7 +551,8 @@ class Recorder:
 
     def loss_called(self, loss: Any, y_true: Any, y_pred: Any, result: Any, frame: Any) -> None:
         index = self.forward_index()
-        if self.stopped or index > self.max_steps + 1 or any(c["step"] == index for c in self.loss_calls):
+        if self.stopped or index > self.max_steps + EXTRA_STEPS_MAX + 1 or \
+                any(c.step == index for c in self.loss_calls):
             return
         cls = type(loss).__name__
         from_logits = getattr(loss, "from_logits", None)
@@ -436,39 +560,50 @@ class Recorder:
             from_logits = (getattr(loss, "_fn_kwargs", None) or {}).get("from_logits")
         pred = to_numpy(y_pred)
         true = to_numpy(y_true)
-        call: dict[str, Any] = {
-            "step": index, "site": user_site(frame), "loss_site": self.loss_sites.get(loss),
-            "class": cls, "from_logits": bool(from_logits) if from_logits is not None else None,
-            "reduction": str(getattr(loss, "reduction", "")), "keras_logits": hasattr(y_pred, "_keras_logits"),
-            "y_true_shape": shape_of(y_true), "y_pred_shape": shape_of(y_pred), "value": None,
-            "probability_loss": cls in PROBABILITY_LOSSES, "reconciles_ranks": hasattr(loss, "_fn_kwargs"),
-            "batch": (shape_of(y_pred) or [None])[0],
-        }
+        call = LossCall(
+            step=index, site=_site(user_site(frame)), loss_site=_site(self.loss_sites.get(loss)),
+            class_name=cls, from_logits=bool(from_logits) if from_logits is not None else None,
+            reduction=str(getattr(loss, "reduction", "")), keras_logits=hasattr(y_pred, "_keras_logits"),
+            y_true_shape=shape_of(y_true), y_pred_shape=shape_of(y_pred),
+            probability_loss=cls in PROBABILITY_LOSSES, reconciles_ranks=hasattr(loss, "_fn_kwargs"),
+            batch=(shape_of(y_pred) or [None])[0])
         value = to_numpy(result)
         if value is not None and value.size:
-            call["value"] = _finite_or_text(float(np.mean(value.astype(np.float64))))
-            call["result_shape"] = [int(d) for d in value.shape]
+            call.value = _finite_or_text(float(np.mean(value.astype(np.float64))))
+            call.result_shape = [int(d) for d in value.shape]
         if pred is not None and pred.size and np.issubdtype(pred.dtype, np.floating):
             pred = pred.astype(np.float32, copy=False)
-            call["pred_min"] = _finite_or_text(float(np.min(pred)))
-            call["pred_max"] = _finite_or_text(float(np.max(pred)))
+            call.pred_min = _finite_or_text(float(np.min(pred)))
+            call.pred_max = _finite_or_text(float(np.max(pred)))
             in_unit = bool(np.all((pred >= 0) & (pred <= 1)))
-            call["in_unit_interval"] = in_unit
+            call.in_unit_interval = in_unit
             if pred.ndim >= 2 and pred.shape[-1] >= 2:
                 sums = pred.astype(np.float64).sum(axis=-1)
-                call["rows_sum_to_one"] = bool(in_unit and np.all(np.abs(sums - 1.0) < 1e-3))
-                call["classes"] = int(pred.shape[-1])
+                call.rows_sum_to_one = bool(in_unit and np.all(np.abs(sums - 1.0) < 1e-3))
+                call.classes = int(pred.shape[-1])
             else:
-                call["rows_sum_to_one"] = False
-                call["classes"] = 2
-            call["saturated_wrong"] = _saturated_wrong(cls, true, pred)
+                call.rows_sum_to_one = False
+                call.classes = 2
+            p_true = _true_class_probability(cls, true, pred)
+            if p_true is not None and p_true.size:
+                call.saturated_wrong = float((p_true < CLIP_EPSILON).mean())
+                if call.probability_loss and not call.from_logits and not call.keras_logits and in_unit:
+                    high = np.float32(1.0) - np.float32(CLIP_EPSILON)
+                    call.clipped = int(((p_true < np.float32(CLIP_EPSILON)) | (p_true > high)).sum())
+                    call.samples = int(p_true.size)
         self.loss_calls.append(call)
+
+    def outputs_computed(self, result: Any) -> None:
+        """A model returned `result` inside a recording tape (eagerly, or while a tf.function is traced): the
+        op watch follows it to the step's gradient."""
+        if not self.stopped and result is not None:
+            self.watch.taint_outputs(_tensors(result))
 
     def model_called(self, layer: Any, args: tuple, kwargs: dict[str, Any], frame: Any) -> None:
         index = self.forward_index()
-        if self.stopped or index > self.max_steps + 1:
+        if self.stopped or index > self.max_steps + EXTRA_STEPS_MAX + 1:
             return
-        if any(c["step"] == index and c["model_id"] == id(layer) for c in self.model_calls):
+        if any(c.step == index and c.model_id == id(layer) for c in self.model_calls):
             return
         self.register_model(layer)
         structure = self._structure_of(layer)
@@ -479,20 +614,18 @@ class Recorder:
         else:
             training = "absent"
         x = first_array(args[0] if args else kwargs.get("inputs", kwargs.get("x")))
-        call: dict[str, Any] = {
-            "step": index, "model_id": id(layer), "model": getattr(layer, "name", type(layer).__name__),
-            "model_class": type(layer).__name__, "site": user_site(frame),
-            "model_site": self.layer_sites.get(layer),
-            "training": training if isinstance(training, bool) or training is None else str(training),
-            **structure,
-        }
+        call = ModelCall(
+            step=index, model_id=id(layer), model=getattr(layer, "name", type(layer).__name__),
+            model_class=type(layer).__name__, site=_site(user_site(frame)),
+            model_site=_site(self.layer_sites.get(layer)),
+            training=training if isinstance(training, bool) or training is None else str(training), **structure)
         values = to_numpy(x)
         if values is not None and values.size:
-            call["batch"] = int(values.shape[0]) if values.ndim else None
-            call["input_dtype"] = str(values.dtype)
+            call.batch = int(values.shape[0]) if values.ndim else None
+            call.input_dtype = str(values.dtype)
             if np.issubdtype(values.dtype, np.number):
-                call["input_min"] = _finite_or_text(float(np.min(values)))
-                call["input_max"] = _finite_or_text(float(np.max(values)))
+                call.input_min = _finite_or_text(float(np.min(values)))
+                call.input_max = _finite_or_text(float(np.max(values)))
         self.model_calls.append(call)
 
     def _structure_of(self, layer: Any) -> dict[str, Any]:
@@ -544,17 +677,108 @@ class Recorder:
         return layers
 
     # -- the result -----------------------------------------------------------------------------------
-    def evidence(self) -> dict[str, Any]:
+    def typed_evidence(self) -> Evidence:
         for ref, info in self._optimizer_refs:
             optimizer = ref()
-            if optimizer is not None and info["learning_rate"] is None:
-                info["learning_rate"] = _learning_rate(optimizer)
-        device = next((s.device for s in self.steps if s.device), None)
-        return {
-            "device": device, "gpus": self.gpus, "steps_completed": self.completed,
-            "steps": [s.to_dict() for s in self.steps], "optimizers": self.optimizers,
-            "model_calls": self.model_calls, "loss_calls": self.loss_calls,
-        }
+            if optimizer is not None and info.learning_rate is None:
+                info.learning_rate = _learning_rate(optimizer)
+        device = next((s.record.device for s in self.steps if s.record.device), None)
+        return Evidence(device=device, gpus=list(self.gpus), steps_completed=self.completed,
+                        steps=[s.record for s in self.steps], optimizers=self.optimizers,
+                        model_calls=self.model_calls, loss_calls=self.loss_calls, broadcasts=self.broadcasts,
+                        extended=self.extended)
+
+    def evidence(self) -> dict[str, Any]:
+        """The evidence as JSON-able data, the form the child writes for the parent."""
+        return self.typed_evidence().to_dict()
+
+
+def _ref(obj: Any) -> Any:
+    if obj is None:
+        return None
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
+
+
+def _same(ref: Any, obj: Any) -> bool:
+    return ref is not None and ref() is obj
+
+
+def _merge(known: VariableEvidence, new: VariableEvidence) -> None:
+    """A second gradient of one variable in one step (a penalty from the same persistent tape)."""
+    if known.none:
+        call = known.call
+        for f in ("none", "zero", "nonfinite", "norm", "mav", "dead", "alive", "touched_rows"):
+            setattr(known, f, getattr(new, f))
+        known.call = call
+        return
+    if new.none:
+        return
+    known.nonfinite = known.nonfinite or new.nonfinite
+    known.zero = known.zero and new.zero
+    if known.dead is not None and new.dead is not None:
+        known.dead = min(known.dead, new.dead)
+    if known.alive is not None and new.alive is not None:
+        known.alive = format(int(known.alive, 16) | int(new.alive, 16), "x")
+
+
+def _mask(alive: np.ndarray) -> str:
+    bits = np.packbits(alive.astype(np.uint8), bitorder="little")
+    return format(int.from_bytes(bits.tobytes(), "little"), "x")
+
+
+def _touched_rows(gradient: Any) -> np.ndarray | None:
+    """The rows a row-sparse gradient (IndexedSlices) touched, or None for a dense one."""
+    if not (hasattr(gradient, "values") and hasattr(gradient, "indices") and hasattr(gradient, "dense_shape")):
+        return None
+    try:
+        return np.unique(np.asarray(gradient.indices.numpy()).reshape(-1))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _tensors(value: Any) -> list[Any]:
+    try:
+        import tensorflow as tf
+
+        return [t for t in tf.nest.flatten(value) if hasattr(t, "shape") and hasattr(t, "dtype")]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _user_binding(variable: Any, frame: Any) -> str | None:
+    """The name a user frame binds `variable` to: a local, an attribute of `self`, or a global."""
+    depth = 0
+    while frame is not None and not isinstance(frame, dict) and depth < 6:
+        if is_user_file(frame.f_code.co_filename):
+            depth += 1
+            scopes = [("", frame.f_locals)]
+            owner = frame.f_locals.get("self")
+            if owner is not None:
+                try:
+                    scopes.append(("self.", vars(owner)))
+                except TypeError:
+                    pass
+            scopes.append(("", frame.f_globals))
+            for prefix, scope in scopes:
+                for name, value in list(scope.items()):
+                    if value is variable and not name.startswith("__"):
+                        return prefix + name
+        frame = frame.f_back
+    return None
+
+
+def _skips_nonfinite(optimizer: Any) -> bool:
+    """A loss-scale optimizer skips an update whose gradients are not finite (Keras 3 and tf_keras)."""
+    for module_name, class_name in (("keras.src.optimizers.loss_scale_optimizer", "LossScaleOptimizer"),
+                                    ("tf_keras.src.mixed_precision.loss_scale_optimizer", "BaseLossScaleOptimizer")):
+        module = sys.modules.get(module_name)
+        cls = getattr(module, class_name, None) if module is not None else None
+        if cls is not None and isinstance(optimizer, cls):
+            return True
+    return False
 
 
 def _short_device(device: str) -> str:
@@ -577,9 +801,8 @@ def _learning_rate(optimizer: Any) -> float | None:
         return None
 
 
-def _saturated_wrong(cls: str, true: np.ndarray | None, pred: np.ndarray) -> float | None:
-    """The share of samples whose probability for the true class is below Keras's clip epsilon: the clip
-    passes no gradient, so those samples stop teaching anything."""
+def _true_class_probability(cls: str, true: np.ndarray | None, pred: np.ndarray) -> np.ndarray | None:
+    """Each sample's predicted probability of its true class, for the probability losses' label layouts."""
     if true is None or not true.size:
         return None
     try:
@@ -588,17 +811,15 @@ def _saturated_wrong(cls: str, true: np.ndarray | None, pred: np.ndarray) -> flo
             rows = pred.reshape(-1, pred.shape[-1])
             if labels.shape[0] != rows.shape[0]:
                 return None
-            p_true = rows[np.arange(rows.shape[0]), np.clip(labels, 0, rows.shape[-1] - 1)]
-        elif cls.startswith("Binary"):
+            return rows[np.arange(rows.shape[0]), np.clip(labels, 0, rows.shape[-1] - 1)]
+        if cls.startswith("Binary"):
             t = true.astype(np.float32).reshape(-1)
             p = pred.reshape(-1)
             if t.shape != p.shape:
                 return None
-            p_true = np.where(t > 0.5, p, 1.0 - p)
-        else:
-            if true.shape != pred.shape:
-                return None
-            p_true = (true.astype(np.float32) * pred).sum(axis=-1).reshape(-1)
-        return float((p_true < CLIP_EPSILON).mean()) if p_true.size else None
+            return np.where(t > 0.5, p, np.float32(1.0) - p)
+        if true.shape != pred.shape:
+            return None
+        return (true.astype(np.float32) * pred).sum(axis=-1).reshape(-1)
     except (ValueError, IndexError):
         return None

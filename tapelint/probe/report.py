@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tapelint.diagnostic import Confidence, Diagnostic, Severity
-from tapelint.probe.findings import compute_findings
+from tapelint.probe.evidence import Evidence, read_evidence
+from tapelint.probe.findings import compute_findings, evidence_notes
 
 # Statuses after which the probe saw what it came for.
 OK_STATUSES = ("stopped", "ended")
@@ -46,7 +47,9 @@ def to_diagnostics(findings: list[dict[str, Any]], fallback_path: str) -> list[D
             line=finding["line"], column=finding["column"], end_line=finding["end_line"],
             end_column=finding["end_column"], code=finding["code"],
             name=rule.name if rule is not None else finding["code"], message=finding["message"],
-            severity=rule.severity if rule is not None else Severity.WARNING,
+            # A finding may be milder than its rule (a zero gradient the probe can explain is info).
+            severity=Severity(finding["severity"]) if finding.get("severity") else
+            rule.severity if rule is not None else Severity.WARNING,
             confidence=rule.confidence if rule is not None else Confidence.HIGH,
             extra=tuple(sorted((finding.get("data") or {}).items())),
         ))
@@ -66,7 +69,7 @@ class ProbeResult:
     gpus: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
     exit_code: int | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     findings: list[Diagnostic] = field(default_factory=list)
     elapsed: float = 0.0
     output_tail: list[str] = field(default_factory=list)
@@ -79,19 +82,19 @@ class ProbeResult:
                      steps: int, elapsed: float = 0.0, output_tail: list[str] | None = None) -> "ProbeResult":
         from tapelint.probe_settings import probe_settings
 
-        evidence = payload.get("evidence") or {}
+        status = payload.get("status", "crashed")
+        evidence = read_evidence(payload.get("evidence"), status)
         values = probe_settings(tuple((settings or {}).items()))
         findings = to_diagnostics(compute_findings(evidence, values), display_script)
-        return cls(status=payload.get("status", "crashed"), script=display_script,
-                   steps=int(evidence.get("steps_completed", 0)), device=evidence.get("device"),
-                   gpus=list(evidence.get("gpus") or []), error=payload.get("error"),
+        return cls(status=status, script=display_script, steps=evidence.steps_completed, device=evidence.device,
+                   gpus=list(evidence.gpus), error=payload.get("error"),
                    exit_code=payload.get("exit_code"), evidence=evidence, findings=findings, elapsed=elapsed,
                    output_tail=list(output_tail or []), requested_steps=steps,
-                   notes=list(payload.get("notes") or []))
+                   notes=list(payload.get("notes") or []) + evidence_notes(evidence, values))
 
     @property
     def gradient_calls(self) -> int:
-        return len(self.evidence.get("steps") or [])
+        return len(self.evidence.steps)
 
     @property
     def ok(self) -> bool:
@@ -134,22 +137,22 @@ class ProbeResult:
 
     def step_lines(self) -> list[str]:
         lines = []
-        for step in self.evidence.get("steps") or []:
-            variables = step.get("variables") or []
-            norms = [v["norm"] for v in variables if isinstance(v.get("norm"), (int, float))]
+        for step in self.evidence.steps:
+            variables = step.variables
+            norms = [v.norm for v in variables if isinstance(v.norm, (int, float))]
             total_norm = sum(n * n for n in norms) ** 0.5 if norms else None
-            label = f"step {step['index']} (gradient only)" if step.get("observation") else f"step {step['index']}"
+            label = f"step {step.index} (gradient only)" if step.observation else f"step {step.index}"
             parts = [f"  {label}:"]
-            loss = step.get("loss")
+            loss = step.loss
             parts.append(f"loss {_short(loss)}" if loss is not None else "loss ?")
             parts.append(f"|g| {_short(total_norm)}" if total_norm is not None else "|g| ?")
-            none = sum(1 for v in variables if v.get("none"))
-            zero = sum(1 for v in variables if v.get("zero"))
+            none = sum(1 for v in variables if v.none)
+            zero = sum(1 for v in variables if v.zero)
             parts.append(f"{len(variables)} variables ({none} None, {zero} zero)")
-            updates = step.get("updates")
+            updates = step.updates
             if updates is not None:
-                changed = sum(1 for u in updates.values() if u["changed"])
-                ratios = [u["ratio"] for u in updates.values() if u.get("kernel") and u.get("ratio") is not None]
+                changed = sum(1 for u in updates.values() if u.changed)
+                ratios = [u.ratio for u in updates.values() if u.kernel and u.ratio is not None]
                 upd = f"{changed} changed"
                 if ratios:
                     upd += f", max |dw|/|w| {_short(max(ratios))}"
@@ -162,8 +165,8 @@ class ProbeResult:
             "status": self.status, "ok": self.ok, "script": self.script, "steps": self.steps,
             "device": self.device, "gpus": self.gpus, "error": self.error, "exit_code": self.exit_code,
             "failure": self.failure, "elapsed_s": round(self.elapsed, 3), "notes": self.notes,
-            "measurements": self.evidence.get("steps") or [],
-            "optimizers": self.evidence.get("optimizers") or [],
+            "measurements": [s.to_dict() for s in self.evidence.steps],
+            "optimizers": [o.to_dict() for o in self.evidence.optimizers],
         }
 
     def render(self, output_format: str = "text") -> str:
