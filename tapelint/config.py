@@ -19,7 +19,7 @@ from tapelint.errors import ConfigError
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__", "build", "dist",
-    "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "site-packages",
+    "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tapelint_cache", ".ipynb_checkpoints", "site-packages",
     ".eggs",
 )
 
@@ -35,6 +35,7 @@ _TOP_KEYS = {
     "force-exclude": "true or false",
     "respect-gitignore": "true or false",
     "fail-on": "error, warning or info",
+    "cache-dir": "a folder (relative to this pyproject.toml)",
 }
 FAIL_ON = ("error", "warning", "info")
 
@@ -55,12 +56,18 @@ class Config:
     fail_on: str = "warning"
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     probe: tuple[tuple[str, Any], ...] = ()
+    cache_dir: str | None = None  # where the result cache lives (default: .tapelint_cache at the root)
     root: str | None = None  # folder of the pyproject.toml the settings came from
     source: str | None = None
 
-    def enabled_rules(self):  # type: ignore[no-untyped-def]
+    def enabled_codes(self) -> tuple[str, ...]:
+        """The codes of the enabled rules (from the rule index: no rule is imported)."""
         return registry.resolve(list(self.select) if self.select is not None else None,
                                 list(self.extend_select), list(self.ignore))
+
+    def enabled_rules(self):  # type: ignore[no-untyped-def]
+        """The enabled rule classes (imports their modules, and libcst)."""
+        return registry.rules_for(self.enabled_codes())
 
     def options_for(self, rule_name: str) -> dict[str, Any]:
         for name, values in self.rule_options:
@@ -185,7 +192,7 @@ def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
-    rule_names = {r.name: r for r in registry.all_rules()}
+    rule_names = {r.name: r for r in registry.index()}
     values: dict[str, Any] = {"root": root, "source": where}
     rule_options: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
     for key, value in table.items():
@@ -225,6 +232,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if value not in FAIL_ON:
                 raise ConfigError(f"{where}: `fail-on` must be one of error, warning, info, not {value!r}")
             values["fail_on"] = value
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: `cache-dir` must be a folder name (a string)")
+            values["cache_dir"] = str(Path(root or ".") / os.path.expanduser(value))
         elif key == "probe":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")
@@ -242,16 +253,20 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
     return Config(**values)
 
 
-def _rule_options(rule, value: Any, where: str) -> tuple[tuple[str, Any], ...]:  # type: ignore[no-untyped-def]
+_OPTION_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+def _rule_options(rule: registry.RuleInfo, value: Any, where: str) -> tuple[tuple[str, Any], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: [tool.tapelint.{rule.name}] must be a table")
+    types = dict(rule.options)
     parsed = []
     for key, option_value in value.items():
-        option = rule.options.get(key)
-        if option is None:
-            known = ", ".join(sorted(rule.options)) or "none"
+        type_name = types.get(key)
+        if type_name is None:
+            known = ", ".join(sorted(types)) or "none"
             raise ConfigError(f"{where}: unknown option `{key}` for {rule.code} {rule.name} (known: {known})")
-        expected = option.type
+        expected = _OPTION_TYPES[type_name]
         ok = isinstance(option_value, expected) and not (expected is not bool and isinstance(option_value, bool))
         if expected is float and isinstance(option_value, int) and not isinstance(option_value, bool):
             option_value, ok = float(option_value), True

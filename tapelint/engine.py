@@ -19,7 +19,7 @@ from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.walk import walk
-from tapelint.project import Prelude, trains
+from tapelint.project import Prelude, mentions_tensorflow, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
 from tapelint.text import reindent, source_lines
 
@@ -31,7 +31,6 @@ _FILE_NOQA = re.compile(
     r"#\s*tapelint:\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?",
     re.IGNORECASE)
 _KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
-_TF_WORDS = ("tensorflow", "keras", "tf_keras")
 
 
 @dataclass(frozen=True)
@@ -338,7 +337,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
                 prelude_context: Prelude | None = None) -> list[Diagnostic]:
     if prelude is not None and trains(source):
         # Only training code is worth analysing with what it imports; the rest is linted alone.
-        if not force and not any(root in source for root in _TF_WORDS):
+        if not force and not mentions_tensorflow(source):
             return []
         combined = _lint_with_prelude(source, path, config, rules, rule_options, prelude)
         if combined is not None:
@@ -348,7 +347,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
     file_ignores = config.ignores_for(path) if config.per_file_ignores else []
     if file_ignores:
         enabled = tuple(r for r in enabled if registry.code_enabled(r.code, r.name, file_ignores))
-    if not force and not any(root in source for root in _TF_WORDS):
+    if not force and not mentions_tensorflow(source):
         return []  # cannot concern any rule: not even parsed
     applicable = [r for r in enabled if r.applies_to(source)]
 

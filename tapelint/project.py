@@ -32,8 +32,17 @@ MAX_IMPORTED_NAMES = 40
 TRAINING_WORDS = ("GradientTape", "apply_gradients", "train_step", ".fit(")
 
 
+# Words without which no rule can concern a file: a file that names none of them is not even parsed
+# (unless it was named on the command line).
+TF_WORDS = ("tensorflow", "keras", "tf_keras")
+
+
 def trains(source: str) -> bool:
     return any(word in source for word in TRAINING_WORDS)
+
+
+def mentions_tensorflow(source: str) -> bool:
+    return any(word in source for word in TF_WORDS)
 
 
 @dataclass

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic
-from tapelint.engine import lint_source
-from tapelint.errors import TapelintError
-from tapelint.files import SourceFile, discover, read_text
-from tapelint.project import Prelude, ProjectIndex
+from tapelint.errors import InputError, TapelintError
+from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
+from tapelint.project import Prelude, ProjectIndex, mentions_tensorflow
+
+if TYPE_CHECKING:
+    from tapelint.cache import Cache
+
+# The engine (libcst and the rules) is imported only when a file is really linted: a run where every
+# file is answered by the cache never loads it.
 
 # Below this many files a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 16
@@ -24,6 +29,52 @@ class LintResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
     errors: list[str] = field(default_factory=list)  # one line each: unreadable files and the like
+    cached: int = 0  # files answered by the cache
+
+
+@dataclass
+class Work:
+    """One file to lint, read: its text, and the prelude of what it imports from its project."""
+
+    source_file: SourceFile
+    text: str
+    prelude: Prelude | None = None
+    key: str | None = None  # its cache key
+
+
+def read_work(source_file: SourceFile, project: ProjectIndex | None, cache: Cache | None) -> Work:
+    """Read a file (a one-line InputError when it cannot be) and work out what its findings depend on."""
+    path = source_file.path
+    limit = MAX_NOTEBOOK_BYTES if source_file.is_notebook else MAX_SOURCE_BYTES
+    try:
+        check_size(str(path), path.stat().st_size, limit)
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    text = decode(data, str(path), python=not source_file.is_notebook)
+    prelude = None
+    if project is not None and not source_file.is_notebook:
+        prelude = project.prelude(path, text)
+    key = None
+    if cache is not None:
+        key = cache.key(path, source_file.explicit, data, prelude.text if prelude is not None else None)
+    return Work(source_file, text, prelude, key)
+
+
+def lint_work(work: Work, config: Config) -> list[Diagnostic]:
+    """The findings of one read file, before they are given to the files they belong to (`attribute`)."""
+    path = str(work.source_file.path)
+    if work.source_file.is_notebook:
+        from tapelint.notebooks import lint_notebook_text
+
+        return lint_notebook_text(work.text, path, config, force=work.source_file.explicit)
+    if not work.source_file.explicit and not mentions_tensorflow(work.text):
+        return []  # what the engine would answer, without loading it
+    from tapelint.engine import lint_source
+
+    return lint_source(work.text, path, config, force=work.source_file.explicit, prelude=work.prelude)
 
 
 def lint_file(source_file: SourceFile, config: Config, project: ProjectIndex | None = None,
@@ -33,21 +84,16 @@ def lint_file(source_file: SourceFile, config: Config, project: ProjectIndex | N
     that belong to another linted file are reported there (`shown` maps resolved paths to the paths
     as the user gave them), and findings in files that are not being linted are dropped."""
     try:
-        if source_file.is_notebook:
-            from tapelint.notebooks import lint_notebook
-
-            return lint_notebook(source_file.path, config, force=source_file.explicit), None
-        text = read_text(source_file.path)
+        work = read_work(source_file, project, None)
     except TapelintError as error:
         return [], str(error)
-    path = str(source_file.path)
-    prelude = project.prelude(source_file.path, text) if project is not None else None
-    found = lint_source(text, path, config, force=source_file.explicit, prelude=prelude)
-    return attribute(found, path, prelude, shown or {}), None
+    return attribute(lint_work(work, config), str(source_file.path), work.prelude, shown or {}), None
 
 
 def lint_document(source: str, name: str, config: Config, prelude: Prelude | None) -> list[Diagnostic]:
     """Lint one editor buffer (what the language server's worker process runs)."""
+    from tapelint.engine import lint_source
+
     return lint_source(source, name, config, force=True, prelude=prelude)
 
 
@@ -72,9 +118,8 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
     return kept
 
 
-def _lint_batch(batch: list[SourceFile], config: Config, project: ProjectIndex | None = None,
-                shown: dict[str, str] | None = None) -> list[tuple[list[Diagnostic], str | None]]:
-    return [lint_file(f, config, project, shown) for f in batch]
+def _lint_batch(batch: list[Work], config: Config) -> list[list[Diagnostic]]:
+    return [lint_work(work, config) for work in batch]
 
 
 def _ignore_interrupts() -> None:
@@ -88,48 +133,73 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def lint_paths(paths: list[Path], config: Config, jobs: int | None = None) -> LintResult:
+def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
+               cache: Cache | None = None) -> LintResult:
     """Lint files and folders. A path that does not exist or cannot be read is one line in the result's
-    `errors` (the run exits 2), and every other file is still linted."""
+    `errors` (the run exits 2), and every other file is still linted. With a cache, files whose findings
+    cannot have changed are answered from it (tapelint.cache), and the rest are stored in it."""
     problems: list[str] = []
     files = discover(paths, config, problems)
     result = LintResult(files_checked=len(files), errors=problems)
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown = {str(f.path.resolve()): str(f.path) for f in files if not f.is_notebook}
     project = ProjectIndex([f.path for f in files])
-    outcomes: list[tuple[list[Diagnostic], str | None]]
-    if jobs > 1 and len(files) >= _PARALLEL_THRESHOLD:
-        # Chunks of interleaved files keep both the big and the small ones spread over the workers.
-        chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
-        chunks = [c for c in chunks if c]
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
+    outcomes: list[tuple[Work, list[Diagnostic]]] = []
+    pending: list[Work] = []
+    for source_file in files:
         try:
-            per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks), [project] * len(chunks),
-                                      [shown] * len(chunks)))
-        except BaseException:
-            # Ctrl-C (or any failure): stop the workers now instead of waiting for their chunks. Linting
-            # writes nothing, so nothing is left half-done.
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                try:
-                    process.kill()
-                except (OSError, AttributeError):
-                    pass
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        outcomes = [o for chunk in per_chunk for o in chunk]
-    else:
-        outcomes = [lint_file(f, config, project, shown) for f in files]
+            work = read_work(source_file, project, cache)
+        except TapelintError as error:
+            result.errors.append(str(error))
+            continue
+        found = cache.get(work.key, str(source_file.path)) if cache is not None and work.key else None
+        if found is None:
+            pending.append(work)
+        else:
+            outcomes.append((work, found))
+    result.cached = len(outcomes)
+    for work, found in zip(pending, _lint_all(pending, config, jobs)):
+        if cache is not None and work.key:
+            cache.put(work.key, str(work.source_file.path), found)
+        outcomes.append((work, found))
     seen: set[tuple] = set()
-    for diagnostics, error in outcomes:
-        for diagnostic in diagnostics:
+    for work, found in outcomes:
+        for diagnostic in attribute(found, str(work.source_file.path), work.prelude, shown):
             # A module imported by several linted files is analysed with each: report its findings once.
             key = (diagnostic.path, diagnostic.cell, diagnostic.line, diagnostic.column, diagnostic.code)
             if key not in seen:
                 seen.add(key)
                 result.diagnostics.append(diagnostic)
-        if error:
-            result.errors.append(error)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     result.errors.sort()
     return result
+
+
+def _lint_all(pending: list[Work], config: Config, jobs: int) -> list[list[Diagnostic]]:
+    """The findings of each file, in order: on all cores when there are enough files to pay for a pool."""
+    if jobs <= 1 or len(pending) < _PARALLEL_THRESHOLD:
+        return [lint_work(work, config) for work in pending]
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Chunks of interleaved files keep both the big and the small ones spread over the workers.
+    count = min(jobs * 4, len(pending))
+    chunks = [pending[i::count] for i in range(count)]
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
+    try:
+        per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks)))
+    except BaseException:
+        # Ctrl-C (or any failure): stop the workers now instead of waiting for their chunks. Linting
+        # writes nothing, so nothing is left half-done.
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.kill()
+            except (OSError, AttributeError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    found: list[list[Diagnostic] | None] = [None] * len(pending)
+    for index, chunk in enumerate(per_chunk):
+        for position, diagnostics in enumerate(chunk):
+            found[index + position * count] = diagnostics
+    return [f if f is not None else [] for f in found]

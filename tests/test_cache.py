@@ -1,0 +1,179 @@
+"""The result cache as a user meets it: a second run answers from `.tapelint_cache` with the same findings
+(without loading libcst), and any change that could change a finding (the file, a module it imports,
+the config, the selected rules) is linted afresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tapelint.cache import Cache, clean
+from tapelint.config import Config, load
+from tapelint.errors import InputError
+from tapelint.runner import lint_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRAIN = '''import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    return loss
+'''
+
+FIXED = TRAIN.replace("    return loss\n", "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n")
+
+
+def codes(result) -> list[str]:
+    return sorted(d.code for d in result.diagnostics)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\n")
+    (tmp_path / "train.py").write_text(TRAIN)
+    return tmp_path
+
+
+def run(project: Path, config: Config | None = None):
+    config = config or load(project / "pyproject.toml")
+    return lint_paths([project], config, jobs=1, cache=Cache.for_config(config))
+
+
+def test_a_second_run_answers_from_the_cache_with_the_same_findings(project):
+    first = run(project)
+    second = run(project)
+    assert first.cached == 0 and second.cached == 1
+    assert codes(first) == codes(second) == ["TL001", "TL101"]
+    assert [d.to_dict() for d in first.diagnostics] == [d.to_dict() for d in second.diagnostics]
+    assert (project / ".tapelint_cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_an_edited_file_is_linted_again(project):
+    run(project)
+    (project / "train.py").write_text(FIXED)
+    again = run(project)
+    assert again.cached == 0
+    assert codes(again) == ["TL101"]
+
+
+def test_editing_a_module_the_training_file_imports_relints_it(project):
+    (project / "train.py").write_text(
+        "import tensorflow as tf\nfrom models import model\n\n"
+        "optimizer = tf.keras.optimizers.Adam(1e-3)\n"
+        "loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n\n\n"
+        "def train_step(x, y):\n    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(y, model(x, training=True))\n"
+        "    grads = tape.gradient(loss, model.trainable_variables)\n"
+        "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n")
+    models = project / "models.py"
+    models.write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n")
+    assert codes(run(project)) == []
+    models.write_text('import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n')
+    again = run(project)
+    assert [(Path(d.path).name, d.code) for d in again.diagnostics] == [("train.py", "TL101")]
+
+
+def test_another_selection_or_config_is_not_answered_from_the_cache(project):
+    run(project)
+    only_tl101 = load(project / "pyproject.toml").with_cli(["TL101"], None, None)
+    assert codes(run(project, only_tl101)) == ["TL101"]
+    (project / "pyproject.toml").write_text('[tool.tapelint]\nignore = ["TL101"]\n')
+    assert codes(run(project)) == ["TL001"]
+
+
+def test_an_unreadable_entry_is_a_miss_not_an_error(project):
+    run(project)
+    for entry in (project / ".tapelint_cache").rglob("*.json"):
+        entry.write_text("{not json")
+    again = run(project)
+    assert again.cached == 0 and codes(again) == ["TL001", "TL101"]
+    assert run(project).cached == 1  # and the entry was written again
+
+
+def test_a_cache_folder_that_cannot_be_created_does_not_stop_the_lint(project):
+    blocker = project / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go")
+    config = Config(cache_dir=str(blocker / "cache"))
+    result = lint_paths([project / "train.py"], config, jobs=1, cache=Cache.for_config(config))
+    assert codes(result) == ["TL001", "TL101"] and not result.errors
+    assert blocker.read_text() == "a file where the cache folder would go"
+
+
+def test_cache_dir_in_the_config_is_relative_to_its_pyproject(project):
+    (project / "pyproject.toml").write_text('[tool.tapelint]\ncache-dir = "build/lint-cache"\n')
+    run(project)
+    assert (project / "build" / "lint-cache" / "CACHEDIR.TAG").is_file()
+    assert not (project / ".tapelint_cache").exists()
+
+
+def test_clean_removes_only_a_tapelint_cache(project, tmp_path):
+    run(project)
+    assert clean(project / ".tapelint_cache") is True
+    assert not (project / ".tapelint_cache").exists()
+    assert clean(project / ".tapelint_cache") is False
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "data.txt").write_text("keep me")
+    with pytest.raises(InputError, match="not a tapelint cache"):
+        clean(other)
+    assert (other / "data.txt").read_text() == "keep me"
+
+
+def tapelint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    code = ("import sys\nfrom tapelint.cli import main\nsys.argv = ['tapelint', *sys.argv[1:]]\n"
+            "try:\n    main()\nfinally:\n    print('LIBCST' if 'libcst' in sys.modules else 'NO-LIBCST', file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+@pytest.mark.slow
+def test_a_run_where_every_file_hits_never_loads_libcst(project):
+    first = tapelint("--format", "json", ".", cwd=project)
+    second = tapelint("--format", "json", ".", cwd=project)
+    assert first.returncode == second.returncode == 1
+    assert json.loads(first.stdout)["diagnostics"] == json.loads(second.stdout)["diagnostics"]
+    assert first.stderr.strip().endswith("LIBCST")
+    assert second.stderr.strip().endswith("NO-LIBCST"), second.stderr
+    assert "NO-LIBCST" not in tapelint("--no-cache", ".", cwd=project).stderr
+
+
+@pytest.mark.slow
+def test_no_cache_writes_nothing_and_clean_removes_the_cache(project):
+    tapelint("--no-cache", ".", cwd=project)
+    assert not (project / ".tapelint_cache").exists()
+    tapelint(".", cwd=project)
+    assert (project / ".tapelint_cache").is_dir()
+    done = tapelint("clean", cwd=project)
+    assert done.returncode == 0 and "Removed" in done.stderr
+    assert not (project / ".tapelint_cache").exists()
+
+
+@pytest.mark.slow
+def test_runs_in_parallel_share_the_cache_safely(project):
+    for index in range(20):
+        (project / f"step_{index}.py").write_text(TRAIN if index % 2 else FIXED)
+    code = ("import sys\nfrom tapelint.cli import main\nsys.argv = ['tapelint', '--format', 'json', '.']\nmain()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.Popen([sys.executable, "-c", code], cwd=project, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outputs = [json.loads(p.communicate(timeout=300)[0])["diagnostics"] for p in runs]
+    warm = json.loads(subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True,
+                                     env=env, timeout=120).stdout)["diagnostics"]
+    assert outputs[0] == outputs[1] == outputs[2] == warm
+    assert len([d for d in warm if d["code"] == "TL001"]) == 11
+    leftovers = [p for p in (project / ".tapelint_cache").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
