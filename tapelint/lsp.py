@@ -7,12 +7,17 @@ the same engine and reads the same `[tool.tapelint]` config as the command line;
 from __future__ import annotations
 
 import asyncio
+import bisect
+import dataclasses
+import io
 import logging
 import os
 import re
 import sys
 import tempfile
 import threading
+import time
+import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +45,13 @@ logger = logging.getLogger("tapelint.lsp")
 SOURCE = "tapelint"
 FIX_ALL_KIND = "source.fixAll.tapelint"
 FIX_ALL_TITLE = "tapelint: fix all safe"
-# Typing pauses shorter than this do not start a lint; a newer edit cancels the run still waiting.
+# A lint starts after a pause in typing of a quarter of what the last lint of the document took, within
+# these bounds: a fast lint starts at once, a slow one waits for a real pause. A newer edit cancels a run
+# still waiting, and drops (or kills) one already running.
 DEBOUNCE_SECONDS = 0.3
+MIN_DEBOUNCE_SECONDS = 0.02
+# Documents that import a saved one are linted again after it, at this delay, behind any edited document.
+DEPENDENT_DELAY_SECONDS = 0.1
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -158,6 +168,214 @@ def _offset_position(source: str, offset: int, lines: Sequence[str], codec: Any)
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Carrying findings over an edit that changes only the layout.
+#
+# Typing a comment, or pressing Enter at the end of a statement, changes no token of the program: every
+# node of the tree is the same, only its position moves. The findings of the previous text are then those
+# of the new text, moved, and the server publishes them at once instead of linting again. This holds when:
+#   - the two texts have the same tokens (comments, blank lines and line breaks inside brackets aside), with
+#     the same indentation and the same text between the tokens of a line: only what follows the last token
+#     of a logical line (its trailing comment) and whole comment or blank lines between statements differ.
+#     Such text lies outside every expression, so the code of no expression changes (messages quote
+#     expressions, never whole statements);
+#   - no changed comment says `noqa`, `tapelint` or `coding` (suppressions, the encoding cookie);
+#   - every word whose mere presence in the text decides something (a rule's trigger words, the engine's
+#     and the project index's words) is present in both texts or in neither;
+#   - no finding or fix spans a changed stretch (it could quote the statement that holds it), every finding
+#     and fix edit starts and ends on a token boundary, and no message cites a line at or after the first
+#     line that moved;
+#   - the settings and the prelude of imported definitions are the same, and the previous text parsed.
+# Anything else is linted again in full.
+
+_GUARDED_COMMENT = re.compile(r"noqa|tapelint|coding", re.IGNORECASE)
+_CITED_LINE = re.compile(r"\bline (\d+)")
+# Words whose presence in the text the engine and the project index test (besides the rules' triggers).
+_TEXT_WORDS = ("tensorflow", "keras", "tf_keras", "TF_USE_LEGACY_KERAS", "from ", " import ", "GradientTape",
+               "apply_gradients", "train_step", ".fit(")
+# Near the engine's guards against pathological nesting, a file is always linted in full.
+_GUARD_BRACKETS = 4000
+_GUARD_OPERATORS = 15000
+_GUARD_LINE = 900
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The tokens of a text that make its program (no comments, blank lines or indentation tokens)."""
+
+    kinds: tuple[tuple[int, str], ...]  # (token type, token text)
+    starts: tuple[tuple[int, int], ...]  # (1-based line, column), as libcst counts them
+    ends: tuple[tuple[int, int], ...]
+    offsets: tuple[int, ...]  # where each token starts in the text
+    end_offsets: tuple[int, ...]
+
+
+_LAYOUT_SKIPS = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT})
+# What may change between two tokens without changing the program: after the last token of a logical
+# line, trailing whitespace and a comment; between statements, whole blank or comment lines.
+_TRAILING = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?")
+_LINES = re.compile(r"(?:[ \t\f]*(?:#[^\r\n]*)?\n)*")
+
+
+def layout_of(source: str) -> Layout | None:
+    """The layout of a text, or None when it does not tokenize (or uses \\r line breaks, which `tokenize`
+    does not count as libcst does)."""
+    if "\r" in source:
+        return None
+    line_starts = [0]
+    find = source.find
+    at = find("\n")
+    while at >= 0:
+        line_starts.append(at + 1)
+        at = find("\n", at + 1)
+    kinds, starts, ends, offsets, end_offsets = [], [], [], [], []
+    size = len(source)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in _LAYOUT_SKIPS:
+                continue
+            (line, column), (end_line, end_column) = token.start, token.end
+            kinds.append((token.type, token.string))
+            starts.append(token.start)
+            ends.append(token.end)
+            offsets.append(line_starts[line - 1] + column if line <= len(line_starts) else size)
+            end_offsets.append(line_starts[end_line - 1] + end_column if end_line <= len(line_starts) else size)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return Layout(tuple(kinds), tuple(starts), tuple(ends), tuple(offsets), tuple(end_offsets))
+
+
+@dataclass(frozen=True)
+class LayoutEdit:
+    """How positions move from one text to another with the same program: the text between two tokens
+    (`low`..`high`, old positions) changed; positions from `high` on move by `lines`, and on the line of
+    `high` by `columns` too."""
+
+    low: tuple[int, int]
+    high: tuple[int, int]
+    lines: int
+    columns: int
+
+    def move(self, line: int, column: int) -> tuple[int, int] | None:
+        """Where an old position is in the new text; None inside the changed text."""
+        position = (line, column)
+        if position <= self.low:
+            return position
+        if position < self.high:
+            return None
+        return line + self.lines, column + (self.columns if line == self.high[0] else 0)
+
+    def spans(self, start: tuple[int, int], end: tuple[int, int]) -> bool:
+        return start < self.high and self.low < end
+
+    @property
+    def first_moved_line(self) -> int | None:
+        return self.high[0] if self.lines else None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # the longest equal head, by halves: each comparison is one memcmp
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def layout_edit(old: Layout, old_source: str, new_source: str) -> tuple[LayoutEdit, Layout] | None:
+    """When `new_source` differs from `old_source` (whose layout is `old`) only between two tokens, where
+    that changes no token (see above): how positions move, and the new text's layout. Else None."""
+    if "\r" in new_source:
+        return None
+    head = _common_prefix(old_source, new_source)
+    limit = min(len(old_source), len(new_source)) - head
+    tail = _common_prefix(old_source[::-1][:limit], new_source[::-1][:limit]) if limit else 0
+    changed_end = len(old_source) - tail
+    index = bisect.bisect_left(old.offsets, changed_end)
+    if index >= len(old.offsets) or (index and old.end_offsets[index - 1] > head):
+        return None  # the change touches a token
+    low_offset = old.end_offsets[index - 1] if index else 0
+    delta = len(new_source) - len(old_source)
+    before = old_source[low_offset:old.offsets[index]]
+    after = new_source[low_offset:old.offsets[index] + delta]
+    if _GUARDED_COMMENT.search(before) or _GUARDED_COMMENT.search(after):
+        return None
+    kind = old.kinds[index][0]
+    if kind == tokenize.NEWLINE:
+        if not _TRAILING.fullmatch(after):
+            return None
+    elif index == 0 or old.kinds[index - 1][0] == tokenize.NEWLINE:
+        # Whole lines between statements; the indentation of the next statement stays as it was.
+        indent = after.rpartition("\n")[2]
+        if indent != before.rpartition("\n")[2] or not _LINES.fullmatch(after[:len(after) - len(indent)]):
+            return None
+    else:
+        return None
+    lines = after.count("\n") - before.count("\n")
+    columns = len(after.rpartition("\n")[2]) - len(before.rpartition("\n")[2]) if kind == tokenize.NEWLINE else 0
+    low = old.ends[index - 1] if index else (1, 0)
+    edit = LayoutEdit(low, old.starts[index], lines, columns)
+
+    def shifted(positions: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        first_line = old.starts[index][0]
+        return positions[:index] + tuple(
+            (line + lines, column + (columns if line == first_line else 0)) for line, column in positions[index:])
+
+    new = Layout(old.kinds, shifted(old.starts), shifted(old.ends), old.offsets[:index] + tuple(
+        offset + delta for offset in old.offsets[index:]), old.end_offsets[:index] + tuple(
+        offset + delta for offset in old.end_offsets[index:]))
+    return edit, new
+
+
+def text_signature(source: str, words: Sequence[str]) -> tuple[bool, ...] | None:
+    """Which of `words` occur in the text; None near the engine's guards against pathological nesting."""
+    if (source.count("(") + source.count("[") + source.count("{") >= _GUARD_BRACKETS
+            or sum(source.count(op) for op in ("-", "+", "~", "not", "await", "lambda")) >= _GUARD_OPERATORS
+            or any(len(line) >= _GUARD_LINE for line in source.split("\n"))):
+        return None
+    return tuple(word in source for word in words)
+
+
+def trigger_words(config: Config) -> tuple[str, ...]:
+    """Every word whose presence in a file decides whether a rule runs, or how the engine reads the file."""
+    words = set(_TEXT_WORDS)
+    for rule in config.enabled_rules():
+        for trigger in rule.triggers:
+            words.update((trigger,) if isinstance(trigger, str) else trigger)
+    return tuple(sorted(words))
+
+
+def carry_over(diagnostics: Sequence[Diagnostic], edit: LayoutEdit) -> tuple[Diagnostic, ...] | None:
+    """The findings of the old text, moved to the new one; None when one of them may read otherwise there."""
+    def cites_moved_line(text: str) -> bool:
+        first = edit.first_moved_line
+        return first is not None and any(int(match.group(1)) >= first for match in _CITED_LINE.finditer(text))
+
+    out = []
+    for diagnostic in diagnostics:
+        start, end = (diagnostic.line, diagnostic.column), (diagnostic.end_line, diagnostic.end_column)
+        new_start, new_end = edit.move(*start), edit.move(*end)
+        if new_start is None or new_end is None or edit.spans(start, end) or cites_moved_line(diagnostic.message):
+            return None
+        fix = diagnostic.fix
+        if fix is not None:
+            edits = []
+            for text_edit in fix.edits:
+                edit_start, edit_end = (text_edit.line, text_edit.column), (text_edit.end_line, text_edit.end_column)
+                moved_start, moved_end = edit.move(*edit_start), edit.move(*edit_end)
+                if (moved_start is None or moved_end is None or edit.spans(edit_start, edit_end)
+                        or cites_moved_line(fix.title)):
+                    return None
+                edits.append(dataclasses.replace(text_edit, line=moved_start[0], column=moved_start[1],
+                                                 end_line=moved_end[0], end_column=moved_end[1]))
+            fix = dataclasses.replace(fix, edits=tuple(edits))
+        out.append(dataclasses.replace(diagnostic, line=new_start[0], column=new_start[1], end_line=new_end[0],
+                                       end_column=new_end[1], fix=fix))
+    return tuple(sorted(out, key=Diagnostic.sort_key))
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Rule documentation links.
 
 
@@ -223,11 +441,32 @@ def rule_docs_uri(code: str) -> str | None:
 
 @dataclass(frozen=True)
 class LintRun:
-    """The findings for one version of one document."""
+    """The findings for one version of one document, and what they were computed from."""
 
     version: int | None
     source: str
     diagnostics: tuple[Diagnostic, ...]
+    config: Config | None = None  # None: not linted (excluded, too large), or the lint failed
+    prelude: Any = None  # the key of the prelude it was linted with (see `prelude_key`)
+    imports: frozenset[str] = frozenset()  # the project modules whose definitions it was linted with
+
+
+@dataclass(frozen=True)
+class LintJob:
+    """What a lint of one text needs, worked out in the server process (cheap: no libcst)."""
+
+    name: str
+    config: Config
+    prelude: Any
+    answer: tuple[Diagnostic, ...] | None = None  # decided without linting (excluded, too large)
+
+
+def prelude_key(prelude: Any) -> Any:
+    """What of a prelude decides the findings of the file linted with it (not the lines of its imports,
+    which move with the file's own text)."""
+    if prelude is None:
+        return None
+    return prelude.text, tuple((s.path, s.first, s.last, s.start) for s in prelude.segments)
 
 
 class _Handled:
@@ -257,53 +496,105 @@ class TapelintProtocol(LanguageServerProtocol):
 
 
 class LintWorker:
-    """One long-lived worker process for lints and fixes, started on first use (spawned: forking a process
-    with threads is unsafe). If it dies, the call is retried once in this process and a new worker is
-    started for the next one."""
+    """Worker processes for lints and fixes (spawned: forking a process with threads is unsafe), started on
+    first use. One runs the lints. A lint whose result is no longer wanted (a newer version of the document
+    came) is dropped if it has not started; if it has and still has a while to go, its process is killed
+    and a spare process, started beforehand, takes over at once, so obsolete work never delays the lint of
+    the newest text. If a worker dies otherwise, the call is retried once in this process."""
+
+    # A stale lint is killed when it has more than this left to run (seconds), with and without a spare:
+    # starting a process and importing the rules costs about half a second of one core.
+    KILL_WITH_SPARE = 0.2
+    KILL_WITHOUT_SPARE = 1.5
 
     def __init__(self) -> None:
         self._pool: Any = None
+        self._spare: Any = None
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _start() -> Any:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        # Start the process and import the engine and the rules now, not on the first real lint.
+        pool.submit(lint_document, "", "<warm-up>", Config(), None)
+        return pool
 
     def _executor(self) -> Any:
         with self._lock:
             if self._pool is None:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                self._pool, self._spare = self._spare or self._start(), None
             return self._pool
+
+    def submit(self, function: Any, *args: Any) -> Any:
+        """Run `function(*args)` in the worker: a concurrent.futures.Future."""
+        pool = self._executor()
+        try:
+            return pool.submit(function, *args)
+        except RuntimeError:  # shut down under us (killed as stale, or broken): start another
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            return self._executor().submit(function, *args)
 
     def run(self, function: Any, *args: Any) -> Any:
         from concurrent.futures.process import BrokenProcessPool
 
-        pool = self._executor()
         try:
-            return pool.submit(function, *args).result()
+            return self.submit(function, *args).result()
         except (BrokenProcessPool, RuntimeError, OSError) as error:
             # RuntimeError: the pool was shut down under us; OSError: no more processes. Lint here instead.
-            logger.warning("the lint worker failed (%r); linting in the server process", error)
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
+            self.forget_broken(error)
             return function(*args)
+
+    def forget_broken(self, error: BaseException) -> None:
+        logger.warning("the lint worker failed (%r); linting in the server process", error)
+        with self._lock:
+            pool = self._pool
+            if pool is not None and getattr(pool, "_broken", False):
+                self._pool = None
 
     def warm(self) -> None:
         """Start the worker now, so the first lint does not pay for its start."""
-        self._executor().submit(lint_document, "", "<warm-up>", Config(), None)
+        self._executor()
+
+    def keep_spare(self) -> None:
+        """Have a second worker ready, so a stale lint can be killed without waiting for a new process."""
+        with self._lock:
+            if self._spare is None and self._pool is not None:
+                self._spare = self._start()
+
+    def abandon(self, future: Any, remaining: float) -> None:
+        """The result of `future` is no longer wanted; it has about `remaining` seconds left to run."""
+        if future.cancel() or future.done():
+            return
+        with self._lock:
+            limit = self.KILL_WITH_SPARE if self._spare is not None else self.KILL_WITHOUT_SPARE
+            if remaining < limit:
+                return  # cheaper to let it finish than to start a process; its result is dropped
+            pool, self._pool, self._spare = self._pool, self._spare, None
+        _kill(pool)
+        self.keep_spare()
 
     def stop(self) -> None:
-        """Kill the worker at once (it may be in the middle of a long parse)."""
+        """Kill the workers at once (one may be in the middle of a long parse)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            try:
-                process.kill()
-            except (OSError, AttributeError):
-                pass
-        pool.shutdown(wait=False, cancel_futures=True)
+            pools, self._pool, self._spare = (self._pool, self._spare), None, None
+        for pool in pools:
+            _kill(pool)
+
+
+def _kill(pool: Any) -> None:
+    if pool is None:
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.kill()
+        except (OSError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class TapelintServer(LanguageServer):
@@ -317,12 +608,19 @@ class TapelintServer(LanguageServer):
         self._too_large: set[str] = set()
         # Modules of the workspace that open documents import, read lazily and again when they change.
         self.project = ProjectIndex()
-        # One worker: lints never compete for the GIL, and a queued stale run is cancelled before it starts.
+        # Thread work of the server process (configs, preludes, fixes): one thread, so it never competes.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapelint-lint")
         # The lint itself runs in a worker process: libcst's parser holds the GIL for the whole parse (seconds
         # on a big file), which would freeze this process's message loop, `exit` included.
         self.worker = LintWorker()
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Seconds the last lint of each document took (for the debounce and for killing stale lints).
+        self.lint_seconds: dict[str, float] = {}
+        # Lints of documents that import a saved file: run after the edited documents, dropped for them.
+        self.background: set[str] = set()
+        self.dependents_due: set[str] = set()
+        self._layouts: dict[str, tuple[str, Layout | None]] = {}
+        self._words: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # A malformed message from the client is the client's problem: log it, do not pop up a dialog.
@@ -405,12 +703,14 @@ class TapelintServer(LanguageServer):
         self._configs[key] = (mtime, config)
         return config
 
-    def lint_text(self, uri: str, source: str) -> tuple[Diagnostic, ...]:
+    def prepare(self, uri: str, source: str) -> LintJob:
+        """The settings and the prelude for linting `source` as the document `uri`, or the answer without
+        a lint (an excluded file, a buffer over the size limit)."""
         path = self.document_path(uri)
         config = self.config_for(uri)
-        if path is not None and config.root is not None and config.is_excluded(path):
-            return ()
         name = str(path) if path is not None else uri
+        if path is not None and config.root is not None and config.is_excluded(path):
+            return LintJob(name, config, None, ())
         if len(source) > MAX_SOURCE_BYTES:
             # Parsing it would hold the server for minutes; say so once per document instead.
             if uri not in self._too_large:
@@ -418,18 +718,36 @@ class TapelintServer(LanguageServer):
                 self.notify(self.window_show_message, types.ShowMessageParams(
                     type=types.MessageType.Warning,
                     message=f"tapelint: {name} is over the {MAX_SOURCE_BYTES // 2**20} MB limit for one file; not linted"))
-            return ()
+            return LintJob(name, config, None, ())
         self._too_large.discard(uri)
+        # What the document imports from its own project is analysed with it (tapelint.project).
+        prelude = self.project.prelude(path, source) if path is not None and path.suffix == ".py" else None
+        return LintJob(name, config, prelude)
+
+    def finish(self, uri: str, version: int | None, source: str, job: LintJob, found: Sequence[Diagnostic]) -> LintRun:
+        imports = frozenset(s.path for s in job.prelude.segments) if job.prelude is not None else frozenset()
+        return LintRun(version, source, tuple(attribute(list(found), job.name, job.prelude, {})), job.config,
+                       prelude_key(job.prelude), imports)
+
+    def lint_failed(self, uri: str, error: BaseException) -> None:
+        logger.error("linting %s failed: %r", uri, error)
+        self.notify(self.window_log_message, types.LogMessageParams(
+            type=types.MessageType.Error, message=f"tapelint: linting {uri} failed: {error!r}"))
+
+    def lint_run(self, uri: str, version: int | None, source: str) -> LintRun:
+        """Lint `source` now, waiting for the worker (code actions need the findings of the text as it is)."""
         try:
-            # What the document imports from its own project is analysed with it (tapelint.project).
-            prelude = self.project.prelude(path, source) if path is not None and path.suffix == ".py" else None
-            found = self.worker.run(lint_document, source, name, config, prelude)
-            return tuple(attribute(found, name, prelude, {}))
+            job = self.prepare(uri, source)
+            if job.answer is not None:
+                return LintRun(version, source, job.answer)
+            return self.finish(uri, version, source, job,
+                               self.worker.run(lint_document, source, job.name, job.config, job.prelude))
         except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
-            logger.exception("linting %s failed", uri)
-            self.notify(self.window_log_message, types.LogMessageParams(
-                type=types.MessageType.Error, message=f"tapelint: linting {uri} failed: {error!r}"))
-            return ()
+            self.lint_failed(uri, error)
+            return LintRun(version, source, ())
+
+    def lint_text(self, uri: str, source: str) -> tuple[Diagnostic, ...]:
+        return self.lint_run(uri, None, source).diagnostics
 
     def current_run(self, uri: str, document: TextDocument) -> LintRun:
         """Findings for the document as it is now: the last published run, or a fresh lint."""
@@ -437,27 +755,128 @@ class TapelintServer(LanguageServer):
         run = self.runs.get(uri)
         if run is not None and run.source == source:
             return run
-        return LintRun(document.version, source, self.lint_text(uri, source))
+        return self.lint_run(uri, document.version, source)
+
+    # -- findings carried over a layout-only edit --------------------------------------------------------
+
+    def layout(self, uri: str, source: str) -> Layout | None:
+        cached = self._layouts.get(uri)
+        if cached is not None and cached[0] == source:
+            return cached[1]
+        found = layout_of(source)
+        self._layouts[uri] = (source, found)
+        return found
+
+    def words(self, config: Config) -> tuple[str, ...]:
+        key = config.enabled_codes()
+        if key not in self._words:
+            self._words[key] = trigger_words(config)
+        return self._words[key]
+
+    def carried_run(self, uri: str, document: TextDocument) -> LintRun | None:
+        """The findings of the document's new text without a lint, when the edit since the last published
+        run changed only its layout (see `layout_edit`); None when it must be linted."""
+        run = self.runs.get(uri)
+        if run is None or run.config is None:
+            return None
+        source = document.source
+        if source == run.source:
+            return dataclasses.replace(run, version=document.version)
+        if len(source) > MAX_SOURCE_BYTES or any(d.code == registry.SYNTAX_ERROR[0] for d in run.diagnostics):
+            return None
+        try:
+            config = self.config_for(uri)
+            if config != run.config:
+                return None
+            words = self.words(config)
+            signature = text_signature(source, words)
+            if signature is None or signature != text_signature(run.source, words):
+                return None
+            old = self.layout(uri, run.source)
+            moved = layout_edit(old, run.source, source) if old is not None else None
+            if moved is None:
+                return None
+            edit, new = moved
+            diagnostics = carry_over(run.diagnostics, edit)
+            if diagnostics is None:
+                return None
+            path = self.document_path(uri)
+            if prelude_key(self.project.prelude(path, source) if path is not None and path.suffix == ".py"
+                           else None) != run.prelude:
+                return None
+        except Exception:  # noqa: BLE001 - carrying over is an optimisation: lint instead
+            logger.exception("carrying the findings of %s over failed", uri)
+            return None
+        self._layouts[uri] = (source, new)
+        return dataclasses.replace(run, version=document.version, source=source, diagnostics=diagnostics)
 
     # -- diagnostics -------------------------------------------------------------------------------------
 
-    def schedule(self, uri: str, delay: float) -> None:
-        """Lint the document after `delay` seconds; a newer request for the same document replaces this one."""
+    def debounce(self, uri: str) -> float:
+        took = self.lint_seconds.get(uri)
+        return DEBOUNCE_SECONDS if took is None else min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
+
+    def changed(self, uri: str) -> None:
+        """The document was edited: publish its carried-over findings at once, or lint it after a pause."""
+        document = self.open_document(uri)
+        run = self.carried_run(uri, document) if document is not None and self.is_lintable(uri) else None
+        if run is None:
+            self.schedule(uri, self.debounce(uri))
+            return
         self.loop = asyncio.get_running_loop()
         stale = self.pending.pop(uri, None)
         if stale is not None:
             stale.cancel()
+        self.publish(uri, run)
+
+    def schedule(self, uri: str, delay: float, background: bool = False) -> None:
+        """Lint the document after `delay` seconds; a newer request for the same document replaces this one.
+        A background lint (a document that imports a saved one) gives way to any other."""
+        self.loop = asyncio.get_running_loop()
+        stale = self.pending.pop(uri, None)
+        if stale is not None:
+            stale.cancel()
+        self.background.discard(uri)
+        if not background:
+            for other in list(self.background):
+                task = self.pending.pop(other, None)
+                if task is not None:
+                    task.cancel()
+                self.background.discard(other)
+                self.dependents_due.add(other)
         if not self.is_lintable(uri):
             return
         task = asyncio.ensure_future(self._lint_and_publish(uri, delay))
         self.pending[uri] = task
+        if background:
+            self.background.add(uri)
         task.add_done_callback(lambda done, uri=uri: self._forget(uri, done))
 
     def _forget(self, uri: str, task: asyncio.Task) -> None:
         if self.pending.get(uri) is task:
             del self.pending[uri]
+            self.background.discard(uri)
         if not task.cancelled() and task.exception() is not None:
             logger.error("publishing diagnostics for %s failed: %r", uri, task.exception())
+        if not self.pending or all(u in self.background for u in self.pending):
+            self._start_dependents()
+
+    def _start_dependents(self) -> None:
+        due, self.dependents_due = self.dependents_due, set()
+        for uri in due:
+            if uri not in self.pending and self.open_document(uri) is not None:
+                self.schedule(uri, DEPENDENT_DELAY_SECONDS, background=True)
+
+    def dependents(self, uri: str) -> set[str]:
+        """Open documents linted with definitions from the file of `uri`."""
+        path = self.document_path(uri)
+        if path is None:
+            return set()
+        try:
+            key = str(path.resolve())
+        except OSError:
+            return set()
+        return {other for other, run in self.runs.items() if other != uri and key in run.imports}
 
     async def _lint_and_publish(self, uri: str, delay: float) -> None:
         if delay:
@@ -467,14 +886,55 @@ class TapelintServer(LanguageServer):
             return
         version, source = document.version, document.source
         loop = asyncio.get_running_loop()
-        diagnostics = await loop.run_in_executor(self.executor, self.lint_text, uri, source)
+        try:
+            job = await loop.run_in_executor(self.executor, self.prepare, uri, source)
+        except Exception as error:  # noqa: BLE001 - a bug must not take the editor's server down
+            self.lint_failed(uri, error)
+            return
+        if job.answer is not None:
+            run = LintRun(version, source, job.answer)
+        else:
+            run = await self._lint_in_worker(uri, version, source, job)
         document = self.open_document(uri)
         if document is None or document.source != source:
             return  # edited (or closed) while we linted: a newer run is on its way
-        self.runs[uri] = LintRun(version, source, diagnostics)
-        lines = split_lines(source)
+        self.publish(uri, run)
+
+    async def _lint_in_worker(self, uri: str, version: int | None, source: str, job: LintJob) -> LintRun:
+        from concurrent.futures.process import BrokenProcessPool
+
+        started = time.monotonic()
+        expected = self.lint_seconds.get(uri, 1.0)
+        future = self.worker.submit(lint_document, source, job.name, job.config, job.prelude)
+        try:
+            found = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.worker.abandon(future, expected - (time.monotonic() - started))
+            raise
+        except (BrokenProcessPool, RuntimeError, OSError) as error:
+            # The worker died under this lint (not killed as stale: that cancels the task first).
+            self.worker.forget_broken(error)
+            loop = asyncio.get_running_loop()
+            try:
+                found = await loop.run_in_executor(self.executor, lint_document, source, job.name, job.config,
+                                                   job.prelude)
+            except Exception as again:  # noqa: BLE001
+                self.lint_failed(uri, again)
+                return LintRun(version, source, ())
+        except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
+            self.lint_failed(uri, error)
+            return LintRun(version, source, ())
+        took = time.monotonic() - started
+        self.lint_seconds[uri] = took
+        if took > 2 * LintWorker.KILL_WITH_SPARE:
+            self.worker.keep_spare()  # lints this long are worth killing when they go stale
+        return self.finish(uri, version, source, job, found)
+
+    def publish(self, uri: str, run: LintRun) -> None:
+        self.runs[uri] = run
+        lines = split_lines(run.source)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=[self.to_lsp(d, lines) for d in diagnostics]))
+            uri=uri, version=run.version, diagnostics=[self.to_lsp(d, lines) for d in run.diagnostics]))
 
     def to_lsp(self, diagnostic: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
         href = rule_docs_uri(diagnostic.code)
@@ -492,6 +952,10 @@ class TapelintServer(LanguageServer):
         if stale is not None:
             stale.cancel()
         self.runs.pop(uri, None)
+        self._layouts.pop(uri, None)
+        self.lint_seconds.pop(uri, None)
+        self.dependents_due.discard(uri)
+        self.background.discard(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     # -- code actions ------------------------------------------------------------------------------------
@@ -579,6 +1043,8 @@ def create_server() -> TapelintServer:
     @server.feature(types.INITIALIZED)
     def initialized(ls: TapelintServer, params: types.InitializedParams) -> None:
         ls.worker.warm()
+        # Import the rules here too (their trigger words decide whether an edit can skip the lint).
+        ls.executor.submit(ls.words, Config())
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: TapelintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -586,7 +1052,7 @@ def create_server() -> TapelintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: TapelintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+        ls.changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     async def did_save(ls: TapelintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -596,6 +1062,9 @@ def create_server() -> TapelintServer:
             for document in list(ls.workspace.text_documents.values()):
                 ls.schedule(document.uri, 0)
             return
+        # The saved file is linted first; the open files that import it (their prelude reads it from disk)
+        # follow in the background.
+        ls.dependents_due |= ls.dependents(uri)
         ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
