@@ -74,8 +74,9 @@ def main(argv: list[str]) -> int:
 
     try:
         import tensorflow as tf
-    except ImportError as error:
-        payload.update(status="setup-error", error={"message": f"cannot import tensorflow: {error}"})
+    except (ImportError, MemoryError) as error:  # MemoryError: a --memory-limit too low for TensorFlow
+        payload.update(status="setup-error", error={"message": f"cannot import tensorflow: {type(error).__name__}: "
+                                                               f"{error}", "type": type(error).__name__})
         _write(report_path, payload)
         return 0
 
@@ -159,6 +160,8 @@ if __name__ == "__main__":
     code = 1
     try:
         code = main(sys.argv)
+    except BaseException as failure:  # noqa: BLE001 - say why in the output tail the parent shows
+        print(f"tapelint probe child: {type(failure).__name__}: {failure}".splitlines()[0], file=sys.stderr)
     finally:
         try:
             sys.stdout.flush()

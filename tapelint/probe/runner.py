@@ -167,6 +167,17 @@ def _how_it_ended(returncode: int) -> str:
     return f"exited with status {returncode} without returning to the probe (os._exit?)"
 
 
+# What the C and C++ runtimes print when an allocation fails under RLIMIT_DATA: glibc's strerror(ENOMEM),
+# the dynamic loader's mmap failure, OpenBLAS's buffer allocation, C++'s bad_alloc, TensorFlow's OOM.
+_OUT_OF_MEMORY = ("cannot allocate memory", "failed to map segment", "memory allocation", "bad_alloc",
+                  "memoryerror", "out of memory")
+
+
+def _says_out_of_memory(line: str) -> bool:
+    lowered = line.lower()
+    return "OOM" in line or any(text in lowered for text in _OUT_OF_MEMORY)
+
+
 # A script that keeps going after the probe stopped it (it caught the stop) is killed this long after.
 STOP_GRACE_S = 3.0
 POLL_S = 0.2
@@ -333,12 +344,16 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     steps_done = ((payload or {}).get("evidence") or {}).get("steps_completed", 0)
     memory_note = ""
     if memory_limit_mb:
+        error_text = str(((payload or {}).get("error") or {}).get("message") or "")
         hit = (returncode in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT)
                or ((payload or {}).get("error") or {}).get("type") == "MemoryError"
-               or any("bad_alloc" in line or "MemoryError" in line or "OOM" in line for line in tail))
+               or any(_says_out_of_memory(line) for line in [*tail, error_text]))
         if hit:
             memory_note = f"the script exceeded the memory limit of {memory_limit_mb} MB"
-    if payload is None or (payload.get("status") in ("starting", "running") and not timed_out):
+            if (payload or {}).get("status") == "setup-error":
+                # A limit too low to import TensorFlow is the limit's failure, not a broken installation.
+                payload = {**(payload or {}), "status": "crashed"}
+    if payload is None or (payload.get("status") in ("starting", "running", "crashed") and not timed_out):
         if timed_out:
             payload = {"status": "timeout", "error": {"message": f"no training step finished within {timeout:g} s"}}
         else:

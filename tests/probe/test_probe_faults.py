@@ -101,6 +101,14 @@ def test_exceeding_the_memory_limit_says_so(tmp_path: Path):
     assert "exceeded the memory limit of 1500 MB" in text
 
 
+@pytest.mark.parametrize("megabytes", [50, 200])
+def test_a_limit_too_low_to_import_tensorflow_says_so(tmp_path: Path, megabytes: int):
+    # 50 MB: numpy's OpenBLAS cannot allocate its buffers; 200 MB: TensorFlow's libraries cannot be mapped.
+    result, text, _ = probe(tmp_path, LOOP, memory_limit_mb=megabytes)
+    assert result.exit_code_for() == 1
+    assert f"the script exceeded the memory limit of {megabytes} MB" in text
+
+
 def test_a_setsid_daemon_the_script_forks_is_stopped_and_reported(tmp_path: Path):
     body = f"""
     import subprocess, sys, time
