@@ -331,3 +331,101 @@ def test_server_without_pygls_says_how_to_install_it():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == 'tapelint: error: the language server needs pygls: pip install "pygls>=2" (or install tapelint with its lsp extra)'
+
+
+TRAINING = '''import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="softmax")])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam(1e-3)
+accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    clipped, _ = tf.clip_by_global_norm(grads, 1.0)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    accuracy.update_state(y, model(x))
+    return loss
+
+
+for epoch in range(3):
+    for x, y in [(tf.zeros((2, 3)), tf.zeros((2,)))]:
+        train_step(x, y)
+    print(float(accuracy.result()))
+'''
+
+
+def full_lint_as_published(text: str, path) -> list[tuple]:
+    from tapelint.engine import lint_source
+
+    return sorted((d.code, d.line - 1, d.column, d.end_line - 1, d.message) for d in lint_source(text, str(path)))
+
+
+async def publish_for_version(client, uri: str, version: int) -> list[types.Diagnostic]:
+    async def wait() -> list[types.Diagnostic]:
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri and params.version == version:
+                return list(params.diagnostics)
+    return await asyncio.wait_for(wait(), TIMEOUT)
+
+
+def offset_of(text: str, line: int, column: int) -> int:
+    return sum(len(row) + 1 for row in text.split("\n")[:line]) + column
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_every_edit_of_a_series_publishes_what_a_full_lint_of_that_text_gives(client):
+    # All rules: the findings cite lines and carry fixes, so carrying them over an edit is put to the test.
+    (client.project / "pyproject.toml").write_text("[tool.tapelint]\n", encoding="utf-8")
+    uri, _ = await open_document(client, "train.py", TRAINING)
+    path = client.project / "train.py"
+    text = TRAINING
+    row = text.split("\n").index("    clipped, _ = tf.clip_by_global_norm(grads, 1.0)")
+    end = len(text.split("\n")[row])
+    edits = [(row, end + k, row, end + k, char) for k, char in enumerate("  # clip")]  # a trailing comment
+    edits += [(row, end + 8, row, end + 8, "\n"), (row + 1, 0, row + 1, 0, "    ")]  # Enter, then indent
+    edits += [(1, 0, 1, 0, "\n")]  # a blank line above every line a message cites
+    edits += [(row + 5, 4, row + 5, 4, "#")]  # the apply_gradients line commented out: code changed
+    edits += [(row + 5, 4, row + 5, 5, "")]  # and back
+    for version, (line, column, end_line, end_column, new_text) in enumerate(edits, start=2):
+        start, stop = offset_of(text, line, column), offset_of(text, end_line, end_column)
+        text = text[:start] + new_text + text[stop:]
+        waiting = asyncio.ensure_future(publish_for_version(client, uri, version))
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=as_range((line, column), (end_line, end_column)), text=new_text)]))
+        published = await waiting
+        shown = sorted((d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.message)
+                       for d in published)
+        assert shown == full_lint_as_published(text, path), f"version {version}"
+    assert {d[0] for d in shown} >= {"TL101", "TL008"}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_saving_a_module_re_lints_the_open_files_that_import_it(client):
+    (client.project / "pyproject.toml").write_text("[tool.tapelint]\n", encoding="utf-8")
+    models = ('import tensorflow as tf\n\n\ndef build():\n'
+              '    return tf.keras.Sequential([tf.keras.layers.Dense(4, activation="softmax")])\n')
+    train = ("import tensorflow as tf\nfrom models import build\n\nmodel = build()\n"
+             "loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n"
+             "optimizer = tf.keras.optimizers.Adam()\n\n\ndef train_step(x, y):\n"
+             "    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n"
+             "    grads = tape.gradient(loss, model.trainable_variables)\n"
+             "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n")
+    models_uri, _ = await open_document(client, "models.py", models)
+    train_uri, found = await open_document(client, "train.py", train)
+    assert "TL101" in [d.code for d in found], "the softmax of models.py is seen from train.py"
+    fixed = models.replace(', activation="softmax"', "")
+    (client.project / "models.py").write_text(fixed, encoding="utf-8")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=models_uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
+    waiting = asyncio.ensure_future(publish_for(client, train_uri))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=models_uri)))
+    assert "TL101" not in [d.code for d in await waiting]
