@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from tapelint.diagnostic import Diagnostic
+
+if TYPE_CHECKING:
+    from tapelint.reporters.terminal import SourceLoader
 
 
 def location(d: Diagnostic) -> str:
@@ -36,15 +40,27 @@ def summary(diagnostics: list[Diagnostic], files_checked: int, errors: int = 0) 
 
 
 def render_text(diagnostics: list[Diagnostic], files_checked: int = 0, *, quiet: bool = False,
-                errors: int = 0, **_: object) -> str:
-    lines = []
-    for d in diagnostics:
-        line = f"{location(d)}: {d.code} {d.message} [{d.name}]"
-        if d.probe is not None:
-            line += f"\n    probe: {d.probe.status}" + (f": {d.probe.evidence}" if d.probe.evidence else "")
-        lines.append(line)
+                errors: int = 0, text_format: str = "concise", color: bool = False,
+                sources: SourceLoader | None = None, **_: object) -> str:
+    """`concise`: one line per finding. `full`: each finding with its source line and a caret under it
+    (`sources` reads the lines; without it, or when a file cannot be read, the line alone). `color` adds
+    ANSI colour (tapelint.reporters.terminal decides when)."""
+    if text_format != "concise" or color:
+        from tapelint.reporters.terminal import Paint, render_entry
+
+        paint = Paint(color)
+        lines = [render_entry(d, text_format, paint, sources) for d in diagnostics]
+    else:
+        lines = [_concise(d) for d in diagnostics]
     if not quiet:
-        if lines:
+        if lines and not lines[-1].endswith("\n"):
             lines.append("")
         lines.append(summary(diagnostics, files_checked, errors))
-    return "\n".join(lines) + ("\n" if lines else "")
+    return "\n".join(lines).removesuffix("\n") + ("\n" if lines else "")
+
+
+def _concise(d: Diagnostic) -> str:
+    line = f"{location(d)}: {d.code} {d.message} [{d.name}]"
+    if d.probe is not None:
+        line += f"\n    probe: {d.probe.status}" + (f": {d.probe.evidence}" if d.probe.evidence else "")
+    return line
