@@ -141,6 +141,8 @@ def main(argv: list[str]) -> int:
     if status in ("stopped", "ended") and call is not None:
         name = _function_name_of(call[0])
         uninstall()  # the rerun is the script's own step, unmeasured
+        # Tracing (and XLA's compiling) takes a while: tell the runner the child is not lingering after a stop.
+        _write(report_path, snapshot("finishing"))
         failed = traced_rerun(call)
         if failed is None:
             notes.append(f"ran `{name}` once more as a graph after the probed steps: no graph-only error")

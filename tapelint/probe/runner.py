@@ -353,7 +353,7 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
             if (payload or {}).get("status") == "setup-error":
                 # A limit too low to import TensorFlow is the limit's failure, not a broken installation.
                 payload = {**(payload or {}), "status": "crashed"}
-    if payload is None or (payload.get("status") in ("starting", "running", "crashed") and not timed_out):
+    if payload is None or (payload.get("status") in ("starting", "running", "finishing", "crashed") and not timed_out):
         if timed_out:
             payload = {"status": "timeout", "error": {"message": f"no training step finished within {timeout:g} s"}}
         else:

@@ -29,3 +29,4 @@ def train_step(x, y):
 for epoch in range(5):
     train_step(x, y)
 print("trained")
+# expect: none

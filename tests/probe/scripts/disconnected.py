@@ -21,3 +21,4 @@ for step in range(10):
     variables = body.trainable_variables + head.trainable_variables + unused_head.trainable_variables
     grads = tape.gradient(loss, variables)
     optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+# expect: TL801

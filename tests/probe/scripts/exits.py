@@ -3,3 +3,4 @@ import sys
 
 print("config missing")
 sys.exit(3)
+# expect: skip (a fault fixture: exits with status 3 before any step)

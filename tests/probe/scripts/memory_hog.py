@@ -3,3 +3,4 @@ import numpy as np
 
 features = np.ones(int(6e8))
 print(features.sum())
+# expect: skip (a fault fixture for --memory-limit)

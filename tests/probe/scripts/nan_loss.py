@@ -15,3 +15,4 @@ for step in range(5):
         loss = -tf.reduce_mean(tf.reduce_sum(y * tf.math.log(probabilities), axis=-1))
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+# expect: TL803

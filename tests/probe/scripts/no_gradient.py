@@ -4,3 +4,4 @@ from tensorflow import keras
 
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
 print(model(np.ones((1, 4), dtype="float32")).shape)
+# expect: skip (a fault fixture: never calls tape.gradient)

@@ -8,3 +8,4 @@ def load_batch(path):
 
 
 batch = load_batch("data.npy")
+# expect: error

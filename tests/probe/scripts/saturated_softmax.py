@@ -18,3 +18,4 @@ for step in range(10):
         loss = loss_fn(labels, probabilities)
     grads = tape.gradient(loss, head.trainable_variables)
     optimizer.apply_gradients(zip(grads, head.trainable_variables))
+# expect: TL813, TL802

@@ -21,3 +21,4 @@ for epoch in range(20):
     grads = tape.gradient(loss, model.trainable_variables)
     losses.append(float(loss))
 print("last loss", losses[-1])
+# expect: TL807

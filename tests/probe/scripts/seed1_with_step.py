@@ -12,3 +12,4 @@ for epoch in range(20):
         loss = loss_fn(labels, model(images))
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+# expect: TL804, TL808, TL809

@@ -38,3 +38,4 @@ for epoch in range(3):
         optimizer.apply_gradients(zip(grads, model.trainable_weights))
         train_acc_metric.update_state(y_batch[0], logits[0][:-1])
     train_acc_metric.reset_state()
+# expect: TL812

@@ -16,3 +16,4 @@ for step in range(5):
         loss = loss_fn(y, probabilities)
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+# expect: TL811
