@@ -13,11 +13,12 @@ import tokenize
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, mentions_tensorflow, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
@@ -384,6 +385,13 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return [diag] if allowed(*registry.SYNTAX_ERROR) else []
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     shared: dict = {}
+
+    def statement_of(node: cst.CSTNode) -> int | None:
+        facts = shared.get("facts")
+        return facts.top_statement.get(id(node)) if facts is not None else None
+
+    # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
+    shared["positions"] = LazyPositions(module, source, statement_of)
     context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
     keras_version = _keras_version(config, source, context)
     instances: list[Rule] = []
@@ -402,9 +410,6 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
     diagnostics: list[Diagnostic] = []
     reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
     if reports:
-        # One position pass per file, shared with rules that asked for positions already.
-        if "positions" not in shared:
-            shared["positions"] = wrapper.resolve(PositionProvider)
         positions = shared["positions"]
         seen: set[tuple] = set()
         for rule, report in reports:

@@ -199,10 +199,11 @@ def blocks(facts: Facts) -> Blocks:
 
 
 def positions(shared: dict, module: cst.Module):  # type: ignore[no-untyped-def]
-    """libcst positions of `module`, computed once per file and only when a rule needs them
-    (a message that cites a line, a fix that needs an indentation)."""
+    """libcst positions of `module` (a map with `get(node)`), computed only where a rule needs them
+    (a message that cites a line, a fix that needs an indentation). The engine puts a lazy map in
+    `shared` up front; this makes one when a context was built elsewhere."""
     if "positions" not in shared:
-        from libcst.metadata import MetadataWrapper, PositionProvider
+        from tapelint.analysis.positions import full_positions
 
-        shared["positions"] = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        shared["positions"] = full_positions(module)
     return shared["positions"]

@@ -217,10 +217,17 @@ class _Collector(cst.CSTVisitor):
         self.pending: list[int] = []
         self.right_operands: dict[int, list[int]] = {}
         self.open_ands: dict[int, list[int]] = {}
+        self.depth = 0
+        self.top = -1
 
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.order += 1
+        # Which top-level statement holds each node, for positions computed one statement at a time.
+        self.depth += 1
+        if self.depth == 2:
+            self.top += 1
+        self.f.top_statement[id(node)] = self.top
         if self.right_operands:
             entry = self.right_operands.pop(id(node), None)
             if entry is not None:
@@ -232,6 +239,7 @@ class _Collector(cst.CSTVisitor):
         return visit is None or visit(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.depth -= 1
         cls = type(original_node)
         if cls in _SPAN_TYPES:
             span = self.f.spans.get(id(original_node))
@@ -572,6 +580,8 @@ class Facts:
         # Module-level functions by name, in document order: a notebook may define `train_step` twice.
         self.definitions: dict[str, list[Scope]] = {}
         self.name_uses: list[NameUse] = []
+        # id(node) -> index in `module.body` of the top-level statement that holds it (-1: the module).
+        self.top_statement: dict[int, int] = {}
         # Imports are usually at the top, but a late `import tensorflow as tf` inside a function must
         # still resolve calls made before it in document order: collect imports first.
         for stmt in module.body:
