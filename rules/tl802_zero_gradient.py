@@ -31,7 +31,9 @@ class ZeroGradient(Rule):
 
     ## Known problems
     A variable whose gradient is legitimately zero for this batch (an embedding row that no sample uses is not all
-    zero, but a whole unused sub-model is) is reported too.
+    zero, but a whole unused sub-model is) is reported too. A bias whose gradient is exactly zero while its own
+    layer's kernel gets one cancels by construction (a loss of differences between outputs, `s_i - s_j`, as in
+    RankNet): that is reported at info level, with the cause, and the difference's line when the probe saw it.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL802` does. Reported at the `tape.gradient` call, with the step and the variables.

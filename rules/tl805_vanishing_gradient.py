@@ -28,7 +28,9 @@ class VanishingGradient(Rule):
 
     ## Known problems
     Only the first probed step (the initialization) is judged. The first and last kernels are the first and last
-    variables with two or more dimensions in the list given to `tape.gradient`.
+    variables with two or more dimensions in the list given to one `tape.gradient` call (a GAN's generator is not
+    compared with its discriminator), leaving out kernels whose gradient is None or exactly zero (TL801, TL802). A
+    row-sparse gradient (an Embedding's) is averaged over the rows the batch touched.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL805` does. Reported at the first layer's creation, with both mean gradients and their ratio.

@@ -28,7 +28,8 @@ class InitialLossMismatch(Rule):
 
     ## Known problems
     A model with pretrained weights for this task can start lower; only losses above the band are likely. Only the
-    first Keras probability loss called in the tape is judged.
+    first Keras probability loss called in the tape is judged, and only on a batch of at least
+    `dead-relu-min-batch` samples (the mean loss of one or two samples strays from ln(classes) by chance).
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL810` does. Reported at the loss call, with the loss and ln(classes).

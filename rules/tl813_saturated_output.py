@@ -10,7 +10,7 @@ class SaturatedOutput(Rule):
     """
     ## What it does
     Reports probability outputs saturated at exactly 0 or 1 in float32 and fed to a probability cross-entropy, so
-    that the samples the model gets wrong pass no gradient.
+    that those samples pass no gradient, on either side of the clip.
 
     ## Why is this bad?
     Keras clips the probabilities to [1e-7, 1 - 1e-7] and a clip passes no gradient. Once a wrong sample's true-
@@ -33,7 +33,9 @@ class SaturatedOutput(Rule):
 
     ## Known problems
     Outputs that Keras marks as coming from its own softmax or sigmoid are not reported, since Keras then uses the
-    logits. Functional losses (`keras.losses.categorical_crossentropy`) are not seen.
+    logits. Functional losses (`keras.losses.categorical_crossentropy`) are not seen. Reported when at least
+    `saturated-fraction` of the samples are clipped (true-class probability below 1e-7 or above 1 - 1e-7) and a
+    step's gradients are all exactly zero; batches below `dead-relu-min-batch` are pooled over steps first.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL813` does. Reported at the loss call, with the saturated share, the largest probability and the loss.

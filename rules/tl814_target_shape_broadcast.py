@@ -27,8 +27,11 @@ class TargetShapeBroadcast(Rule):
     ```
 
     ## Known problems
-    Seen through Keras `Loss` subclasses that do not align ranks themselves, and through a non-scalar loss of shape
-    (B, B) given to `tape.gradient`. A hand-written loss reduced to a scalar before the gradient is not seen.
+    Seen through Keras `Loss` subclasses that do not align ranks themselves, through a non-scalar loss of shape
+    (B, B) given to `tape.gradient`, and in a hand-written loss through a TensorFlow op callback that runs only
+    during the probed steps, from the model's call to `tape.gradient`: an element-wise op whose operands are (B,)
+    and (B, 1), B > 1, whose output is (B, B), and exactly one of whose operands was computed from the model's
+    output. A deliberate pairwise difference of two model outputs (RankNet's `s_i - s_j`) is not reported.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL814` does. Reported at the loss call, with both shapes.

@@ -238,7 +238,7 @@ def softmax_run(clipped_per_step: list[int], batch: int) -> Evidence:
 
 def test_probabilities_clipped_on_the_right_side_are_saturated_too():
     (tl813,) = [f for f in compute_findings(softmax_run([32, 32], 32), SETTINGS) if f["code"] == "TL813"]
-    assert tl813["message"].startswith("100% of the batch") and "2 of 2 gradients are exactly zero" in tl813["message"]
+    assert tl813["message"].startswith("100% of the 32 samples of the batch") and "2 of 2 gradients are exactly zero" in tl813["message"]
 
 
 def test_single_samples_are_pooled_before_saturation_is_judged():
@@ -289,3 +289,13 @@ def test_the_error_a_finding_predicts_confirms_it():
 def test_another_error_on_the_finding_s_line_does_not_confirm_it():
     result = crashed_result("ValueError", "shapes (16, 4) and (3, 8) are incompatible", 28)
     assert verdict_for(result, tl005(28)).status == "not-checked"
+
+
+def test_the_first_loss_of_a_tiny_batch_is_not_judged():
+    def run(batch: int) -> Evidence:
+        call = LossCall(step=1, class_name="SparseCategoricalCrossentropy", site=site(18), probability_loss=True,
+                        from_logits=True, classes=3, value=2.29, batch=batch)
+        return evidence(step(1, dense_vars(), batch=batch), loss_calls=[call])
+
+    assert "TL810" not in codes(compute_findings(run(2), SETTINGS))
+    assert "TL810" in codes(compute_findings(run(32), SETTINGS))

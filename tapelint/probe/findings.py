@@ -433,7 +433,8 @@ def _initial_loss(evidence: Evidence, settings: dict[str, Any]) -> list[Finding]
     if call is None or not call.probability_loss or number(call.value) is None:
         return []
     classes = call.classes or 0
-    if classes < 2:
+    # The mean loss of a few samples strays far from ln(classes) by chance (one sample of a 3-class net: 0.3..2.5).
+    if classes < 2 or (call.batch or 0) < settings["dead-relu-min-batch"]:
         return []
     value = number(call.value)
     assert value is not None
@@ -515,10 +516,10 @@ def _saturated(run: _Run, settings: dict[str, Any]) -> list[Finding]:
         first = window[0]
         label = "at step 1" if first.step == 1 else \
             f"after {first.step - 1} update{'s' if first.step > 2 else ''}"
-        who = "the batch" if len(window) == 1 else \
-            f"the {samples} samples pooled over steps {window[0].step}-{window[-1].step}"
+        who = f"the {samples} samples of the batch" if len(window) == 1 else \
+            f"the {samples} samples pooled over steps {window[0].step}-{window[-1].step} (batches of {first.samples})"
         return [_finding("TL813", first.site,
-                         f"{_pct(fraction)} of {who} give{'s' if len(window) == 1 else ''} their true class a "
+                         f"{_pct(fraction)} of {who} give their true class a "
                          f"probability of 0 or 1, outside the loss's clip [1e-7, 1 - 1e-7], {label} "
                          f"(max {_fmt(first.pred_max)}, loss {_fmt(first.value)}): `{first.class_name}` clips "
                          f"them and passes no gradient; {zeros} of {total} gradients are exactly zero at step "

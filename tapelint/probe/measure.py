@@ -265,7 +265,7 @@ class Recorder:
         self.gpus: list[str] = []
         self._names: dict[int, str] = {}
         self._taken_names: set[str] = set()
-        self.watch = OpWatch(user_site)
+        self.watch = OpWatch(_op_site)
 
     # -- creation sites ------------------------------------------------------------------------------
     def layer_created(self, layer: Any, frame: Any) -> None:
@@ -395,12 +395,9 @@ class Recorder:
             any(c.samples is not None for c in self.loss_calls)
         if not wants:
             return None
-        pooled = sum(r.batch or 0 for r in records
-                     if any(not v.none and not v.zero and not v.nonfinite for v in r.variables))
-        if pooled >= POOL_SAMPLES * POOL_WINDOWS:
+        if sum(r.batch or 0 for r in records) >= POOL_SAMPLES * POOL_WINDOWS:
             return None
-        return (f"batches of {batch}: the probe ran until {POOL_SAMPLES * POOL_WINDOWS} samples with a non-zero "
-                f"gradient could be pooled")
+        return f"batches of {batch}: the probe ran until {POOL_SAMPLES * POOL_WINDOWS} samples could be pooled"
 
     def after_gradient(self, target: Any, sources: list[Any], gradients: list[Any]) -> None:
         step = self.current
@@ -691,6 +688,14 @@ class Recorder:
     def evidence(self) -> dict[str, Any]:
         """The evidence as JSON-able data, the form the child writes for the parent."""
         return self.typed_evidence().to_dict()
+
+
+def _op_site(frame: Any) -> dict[str, Any] | None:
+    """The user's line of an op the watch flags. While a tf.function is traced the frames are autograph's generated
+    code, which the instrumentation (when installed) maps back to the user's lines."""
+    instrument = sys.modules.get("tapelint.probe.instrument")
+    trace_site = getattr(instrument, "trace_site", None)
+    return trace_site(frame) if trace_site is not None else user_site(frame)
 
 
 def _ref(obj: Any) -> Any:

@@ -10,7 +10,7 @@ x = rng.normal(size=(128, 3)).astype("float32")
 y = (x @ np.array([[2.0], [-1.0], [0.5]], "float32") + 0.3).astype("float32")
 w = tf.Variable(tf.random.normal((3, 1), seed=1))
 b = tf.Variable(tf.zeros((1,)))
-optimizer = tf.keras.optimizers.SGD(learning_rate=0.05)
+optimizer = tf.keras.optimizers.SGD(learning_rate=0.01)
 
 for step in range(20):
     with tf.GradientTape() as tape:

@@ -1,4 +1,4 @@
-# expect: none
+# expect: error
 """A GAN-style step that asks one non-persistent tape for two gradients: the second `tape.gradient` raises
 RuntimeError, exactly as the static TL005 predicts. After the DCGAN-tutorial question "A non-persistent
 GradientTape can only be used to compute one set of gradients" (Stack Overflow 56916313). Issue 12 measured the
