@@ -196,6 +196,7 @@ _TEXT_WORDS = ("tensorflow", "keras", "tf_keras", "TF_USE_LEGACY_KERAS", "from "
 _GUARD_BRACKETS = 4000
 _GUARD_OPERATORS = 15000
 _GUARD_LINE = 900
+_BRACKETS = re.compile(r"[\[\](){}]")
 
 
 @dataclass(frozen=True)
@@ -328,9 +329,18 @@ def layout_edit(old: Layout, old_source: str, new_source: str) -> tuple[LayoutEd
     return edit, new
 
 
+def _bracket_depth(source: str) -> int:
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(source):
+        depth += 1 if match.group() in "([{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def text_signature(source: str, words: Sequence[str]) -> tuple[bool, ...] | None:
     """Which of `words` occur in the text; None near the engine's guards against pathological nesting."""
-    if (source.count("(") + source.count("[") + source.count("{") >= _GUARD_BRACKETS
+    if ((source.count("(") + source.count("[") + source.count("{") >= _GUARD_BRACKETS
+         and _bracket_depth(source) >= _GUARD_BRACKETS)
             or sum(source.count(op) for op in ("-", "+", "~", "not", "await", "lambda")) >= _GUARD_OPERATORS
             or any(len(line) >= _GUARD_LINE for line in source.split("\n"))):
         return None
