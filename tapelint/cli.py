@@ -61,6 +61,17 @@ class ReportFormat(str, Enum):
     junit = "junit"
 
 
+class TextFormat(str, Enum):
+    full = "full"
+    concise = "concise"
+
+
+class ColorChoice(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 def fail(message: str) -> "typer.Exit":
     typer.echo(f"tapelint: error: {message}", err=True)
     return typer.Exit(EXIT_ERROR)
@@ -95,6 +106,12 @@ def check(
     extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection, e.g. off-by-default ones."),
     output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", help="Output format."),
     output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", help="Write the report to this file."),
+    text_format: Optional[TextFormat] = typer.Option(
+        None, "--output-format", help="How --format text shows a finding: full (its source line with a caret under it, "
+                                    "and the fix) or concise (one line). Default: full on a terminal, else concise."),
+    color: ColorChoice = typer.Option(ColorChoice.auto, "--color",
+                                      help="Colour the text report: auto (on a terminal; NO_COLOR turns it off, "
+                                           "FORCE_COLOR on), always or never. Never in --output-file."),
     fix: bool = typer.Option(False, "--fix", help="Apply safe fixes and write the files."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes",
                                       help="With --fix or --diff, also apply fixes that can change behaviour."),
@@ -132,6 +149,7 @@ def check(
             fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, output_file=output_file,
             probe_script=probe_script, statistics=statistics, respect_gitignore=respect_gitignore,
             cache=not no_cache, cache_dir=cache_dir,
+            text_format=text_format.value if text_format is not None else None, color=color.value,
         )
     except TapelintError as error:
         raise fail(str(error)) from None

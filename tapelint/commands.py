@@ -14,6 +14,8 @@ from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.errors import ConfigError, InputError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import REPORTERS
+from tapelint.reporters.progress import ProgressLine, progress_line
+from tapelint.reporters.terminal import SourceFiles, text_options
 from tapelint.runner import LintResult, lint_paths
 
 
@@ -28,22 +30,26 @@ def load_config(paths: list[str], config_file: Path | None, stdin_filename: str 
 
 
 def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None,
-                cache: bool = False) -> LintResult:
+                cache: bool = False, progress: ProgressLine | None = None,
+                sources: SourceFiles | None = None) -> LintResult:
     """Lint paths (and `-` for standard input) with a resolved config; with `cache`, through the result
-    cache (standard input is always linted)."""
+    cache (standard input is always linted). `progress` is told as files finish; `sources` is given the
+    text of standard input, for the report's snippets."""
     files = [p for p in paths if p != "-"]
     store = None
     if cache and files:
         from tapelint.cache import Cache
 
         store = Cache.for_config(config)
-    result = lint_paths([Path(p) for p in files], config, jobs, store) if files else LintResult()
+    result = lint_paths([Path(p) for p in files], config, jobs, store, progress=progress) if files else LintResult()
     if "-" in paths:
         name = stdin_filename or "<stdin>"
         data = sys.stdin.buffer.read()
         notebook = name.endswith(".ipynb")
         check_size(name, len(data), MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
         text = decode(data, name, python=not notebook)
+        if sources is not None:
+            sources.remember(name, text)
         if name.endswith(".ipynb"):
             from tapelint.notebooks import lint_notebook_text
 
@@ -74,7 +80,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False,
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
-              respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None) -> int:
+              respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
+              text_format: str | None = None, color: str = "auto") -> int:
     config = load_config(paths, config_file, stdin_filename)
     if cache_dir is not None:
         config = dataclasses.replace(config, cache_dir=str(cache_dir))
@@ -90,6 +97,9 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     if statistics and (fix or diff or output_format not in ("text", "json")):
         raise InputError("--statistics prints counts per rule as text or json; it cannot be combined with "
                          + ("--fix or --diff" if fix or diff else f"--format {output_format}"))
+    if text_format is not None and output_format != "text":
+        raise InputError(f"--output-format chooses how text findings look; it cannot be combined with "
+                         f"--format {output_format}")
     if diff and output_format != "text":
         raise InputError(f"--diff prints a unified diff; it cannot be combined with --format {output_format}")
     if fix or diff:
@@ -97,8 +107,14 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
         return run_fix_command(paths=paths, config=config, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
-                               diff=diff, exit_zero=exit_zero, quiet=quiet)
-    result = lint_inputs(paths, config, jobs, stdin_filename, cache=cache)
+                               diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color)
+    sources = SourceFiles()
+    progress = progress_line(sys.stderr, quiet)
+    try:
+        result = lint_inputs(paths, config, jobs, stdin_filename, cache=cache, progress=progress, sources=sources)
+    finally:
+        if progress is not None:
+            progress.close()
     probe_failed = False
     if probe_script is not None:
         probe_failed = _probe_and_confirm(result, probe_script, config)
@@ -112,7 +128,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         emit_report(render_statistics(result.diagnostics, output_format), output_file)
     else:
         render = REPORTERS[output_format]
-        emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors)),
+        emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors),
+                           **text_options(output_format, text_format, color, output_file, sys.stdout, sources)),
                     output_file)
     code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
     return max(code, 1) if probe_failed and not exit_zero else code
@@ -190,7 +207,7 @@ def _plural(count: int, noun: str) -> str:
 
 def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin_filename: str | None,
                     output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
-                    quiet: bool) -> int:
+                    quiet: bool, text_format: str | None = None, color: str = "auto") -> int:
     """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
 
     Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
@@ -223,7 +240,12 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
         sys.stdout.buffer.write(run.stdin.after.encode(stdin_encoding, "replace"))
         sys.stdout.flush()
         stream = sys.stderr
-    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet)
+    sources = SourceFiles()
+    if run.stdin is not None:
+        sources.remember(run.stdin.name, run.stdin.after)
+    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet,
+                                      **text_options(output_format, text_format, color, output_file, stream,
+                                                     sources))
     if changed and not quiet:
         if output_format == "text":
             head, _, last = report.rstrip("\n").rpartition("\n")

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic
@@ -134,13 +134,16 @@ def default_jobs() -> int:
 
 
 def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
-               cache: Cache | None = None) -> LintResult:
+               cache: Cache | None = None, progress: Callable[[int, int], None] | None = None) -> LintResult:
     """Lint files and folders. A path that does not exist or cannot be read is one line in the result's
     `errors` (the run exits 2), and every other file is still linted. With a cache, files whose findings
-    cannot have changed are answered from it (tapelint.cache), and the rest are stored in it."""
+    cannot have changed are answered from it (tapelint.cache), and the rest are stored in it.
+    `progress(done, total)` is called as files finish (files answered by the cache at once)."""
     problems: list[str] = []
     files = discover(paths, config, problems)
     result = LintResult(files_checked=len(files), errors=problems)
+    if progress is not None:
+        progress(0, len(files))
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown = {str(f.path.resolve()): str(f.path) for f in files if not f.is_notebook}
     project = ProjectIndex([f.path for f in files])
@@ -158,7 +161,17 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         else:
             outcomes.append((work, found))
     result.cached = len(outcomes)
-    for work, found in zip(pending, _lint_all(pending, config, jobs)):
+    done = len(files) - len(pending)  # answered by the cache, or unreadable
+    if progress is not None:
+        progress(done, len(files))
+
+    def finished(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done, len(files))
+
+    for work, found in zip(pending, _lint_all(pending, config, jobs, finished)):
         if cache is not None and work.key:
             cache.put(work.key, str(work.source_file.path), found)
         outcomes.append((work, found))
@@ -175,18 +188,28 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     return result
 
 
-def _lint_all(pending: list[Work], config: Config, jobs: int) -> list[list[Diagnostic]]:
-    """The findings of each file, in order: on all cores when there are enough files to pay for a pool."""
+def _lint_all(pending: list[Work], config: Config, jobs: int,
+              finished: Callable[[int], None]) -> list[list[Diagnostic]]:
+    """The findings of each file, in order: on all cores when there are enough files to pay for a pool.
+    `finished(n)` is told each time n more files are done."""
     if jobs <= 1 or len(pending) < _PARALLEL_THRESHOLD:
-        return [lint_work(work, config) for work in pending]
-    from concurrent.futures import ProcessPoolExecutor
+        serial = []
+        for work in pending:
+            serial.append(lint_work(work, config))
+            finished(1)
+        return serial
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # Chunks of interleaved files keep both the big and the small ones spread over the workers.
     count = min(jobs * 4, len(pending))
     chunks = [pending[i::count] for i in range(count)]
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
     try:
-        per_chunk = list(pool.map(_lint_batch, chunks, [config] * len(chunks)))
+        futures = {pool.submit(_lint_batch, chunk, config): index for index, chunk in enumerate(chunks)}
+        per_chunk: list[list[list[Diagnostic]]] = [[] for _ in chunks]
+        for future in as_completed(futures):
+            per_chunk[futures[future]] = future.result()
+            finished(len(chunks[futures[future]]))
     except BaseException:
         # Ctrl-C (or any failure): stop the workers now instead of waiting for their chunks. Linting
         # writes nothing, so nothing is left half-done.
