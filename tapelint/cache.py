@@ -78,21 +78,24 @@ def settings_key(config: Config) -> str:
 
 
 class Cache:
-    """Findings per file under `folder`, for one settings key."""
+    """Findings per file under `folder` (one folder for a run, whatever config each file has)."""
 
-    def __init__(self, folder: Path, settings: str) -> None:
+    def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.settings = settings
         self.writable = True
         self.hits = 0
         self.misses = 0
+        self._settings: dict[Config, str] = {}
 
     @classmethod
     def for_config(cls, config: Config) -> "Cache":
-        return cls(default_dir(config), settings_key(config))
+        return cls(default_dir(config))
 
-    def key(self, path: Path, explicit: bool, data: bytes, prelude: str | None) -> str:
-        digest = hashlib.sha256(self.settings.encode())
+    def key(self, config: Config, path: Path, explicit: bool, data: bytes, prelude: str | None) -> str:
+        settings = self._settings.get(config)
+        if settings is None:
+            settings = self._settings[config] = settings_key(config)
+        digest = hashlib.sha256(settings.encode())
         digest.update(b"\0" + os.fsencode(os.path.abspath(path)) + b"\0" + (b"1" if explicit else b"0") + b"\0")
         digest.update(hashlib.sha256(data).digest())
         if prelude is not None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Callable
 
 from tapelint import config as config_mod
-from tapelint.config import Config
+from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.errors import ConfigError, InputError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
@@ -29,19 +30,29 @@ def load_config(paths: list[str], config_file: Path | None, stdin_filename: str 
     return config_mod.load(config_mod.find_config_file(Path(anchor)))
 
 
+def settings(paths: list[str], config_file: Path | None, stdin_filename: str | None,
+             adjust: Callable[[Config], Config]) -> tuple[Config, ConfigFinder | None]:
+    """The run's config (from `--config`, or the one nearest the first path: the cache folder, `fail-on`
+    and the probe's settings come from it) and, without `--config`, the finder that gives each file the
+    config nearest to it. `adjust` applies the command line's choices to every config."""
+    config = adjust(load_config(paths, config_file, stdin_filename))
+    return config, (config_mod.ConfigFinder(adjust) if config_file is None else None)
+
+
 def lint_inputs(paths: list[str], config: Config, jobs: int | None = None, stdin_filename: str | None = None,
-                cache: bool = False, progress: ProgressLine | None = None,
+                cache: bool = False, finder: ConfigFinder | None = None, progress: ProgressLine | None = None,
                 sources: SourceFiles | None = None) -> LintResult:
-    """Lint paths (and `-` for standard input) with a resolved config; with `cache`, through the result
-    cache (standard input is always linted). `progress` is told as files finish; `sources` is given the
-    text of standard input, for the report's snippets."""
+    """Lint paths (and `-` for standard input) with a resolved config, or each file with its own (`finder`);
+    with `cache`, through the result cache (standard input is always linted). `progress` is told as files
+    finish; `sources` is given the text of standard input, for the report's snippets."""
     files = [p for p in paths if p != "-"]
     store = None
     if cache and files:
         from tapelint.cache import Cache
 
         store = Cache.for_config(config)
-    result = lint_paths([Path(p) for p in files], config, jobs, store, progress=progress) if files else LintResult()
+    result = (lint_paths([Path(p) for p in files], config, jobs, store, finder, progress=progress)
+              if files else LintResult())
     if "-" in paths:
         name = stdin_filename or "<stdin>"
         data = sys.stdin.buffer.read()
@@ -82,16 +93,19 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
               respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
               text_format: str | None = None, color: str = "auto") -> int:
-    config = load_config(paths, config_file, stdin_filename)
-    if cache_dir is not None:
-        config = dataclasses.replace(config, cache_dir=str(cache_dir))
-    config = config.with_cli(select or None, ignore or None, extend_select or None)
-    if not respect_gitignore:
-        config = dataclasses.replace(config, respect_gitignore=False)
-    if force_exclude and not config.force_exclude:
-        config = dataclasses.replace(config, force_exclude=True)
-    if fail_on is not None:
-        config = dataclasses.replace(config, fail_on=fail_on)
+    def adjust(config: Config) -> Config:
+        config = config.with_cli(select or None, ignore or None, extend_select or None)
+        if cache_dir is not None:
+            config = dataclasses.replace(config, cache_dir=str(cache_dir))
+        if not respect_gitignore:
+            config = dataclasses.replace(config, respect_gitignore=False)
+        if force_exclude and not config.force_exclude:
+            config = dataclasses.replace(config, force_exclude=True)
+        if fail_on is not None:
+            config = dataclasses.replace(config, fail_on=fail_on)
+        return config
+
+    config, finder = settings(paths, config_file, stdin_filename, adjust)
     if unsafe_fixes and not (fix or diff):
         raise InputError("--unsafe-fixes only applies with --fix or --diff")
     if statistics and (fix or diff or output_format not in ("text", "json")):
@@ -105,13 +119,14 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     if fix or diff:
         if probe_script is not None:
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
-        return run_fix_command(paths=paths, config=config, jobs=jobs, stdin_filename=stdin_filename,
+        return run_fix_command(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
                                diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color)
     sources = SourceFiles()
     progress = progress_line(sys.stderr, quiet)
     try:
-        result = lint_inputs(paths, config, jobs, stdin_filename, cache=cache, progress=progress, sources=sources)
+        result = lint_inputs(paths, config, jobs, stdin_filename, cache=cache, finder=finder, progress=progress,
+                             sources=sources)
     finally:
         if progress is not None:
             progress.close()
@@ -205,7 +220,8 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin_filename: str | None,
+def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
+                    stdin_filename: str | None,
                     output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
                     quiet: bool, text_format: str | None = None, color: str = "auto") -> int:
     """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
@@ -219,8 +235,9 @@ def run_fix_command(*, paths: list[str], config: Config, jobs: int | None, stdin
         name = stdin_filename or "<stdin>"
         text, stdin_encoding = _decode(sys.stdin.buffer.read(), name)
         stdin = (text, name)
-    result = lint_inputs([p for p in paths if p != "-"], config, jobs, stdin_filename)
-    run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin)
+    result = lint_inputs([p for p in paths if p != "-"], config, jobs, stdin_filename, finder=finder)
+    run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin,
+                          config_for=finder.for_path if finder is not None else None)
     errors = sorted({*result.errors, *run.errors})
     for error in errors:
         print(f"tapelint: error: {error}", file=sys.stderr)

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -145,19 +145,53 @@ def _glob_match(relative: str, pattern: str) -> bool:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` that has a [tool.tapelint] table."""
-    current = resolved(start)
-    if current.is_file() or not current.exists():
-        current = current.parent
-    for folder in (current, *current.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if "tool.tapelint" in text or "[tool]" in text and "tapelint" in text:
-                return candidate
-    return None
+    return ConfigFinder().config_file(start)
+
+
+class ConfigFinder:
+    """Each file's settings, as ruff finds them: the nearest pyproject.toml with a [tool.tapelint] table at
+    or above the file, with the command line's choices (`adjust`) applied on top. Every folder is looked up
+    once, and every config file read once, so `tapelint a b` and `tapelint b a` see the same settings for
+    each file."""
+
+    def __init__(self, adjust: Callable[[Config], Config] = lambda config: config) -> None:
+        self.adjust = adjust
+        self._nearest: dict[Path, Path | None] = {}
+        self._loaded: dict[Path | None, Config] = {}
+
+    def config_file(self, path: Path) -> Path | None:
+        current = resolved(path)
+        if current.is_file() or not current.exists():
+            current = current.parent
+        walked: list[Path] = []
+        found: Path | None = None
+        for folder in (current, *current.parents):
+            if folder in self._nearest:
+                found = self._nearest[folder]
+                break
+            walked.append(folder)
+            if _has_tapelint_table(folder / "pyproject.toml"):
+                found = folder / "pyproject.toml"
+                break
+        for folder in walked:
+            self._nearest[folder] = found
+        return found
+
+    def for_path(self, path: Path) -> Config:
+        file = self.config_file(path)
+        if file not in self._loaded:
+            self._loaded[file] = self.adjust(load(file))
+        return self._loaded[file]
+
+
+def _has_tapelint_table(candidate: Path) -> bool:
+    if not candidate.is_file():
+        return False
+    try:
+        text = candidate.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return "tool.tapelint" in text or "[tool]" in text and "tapelint" in text
 
 
 def load(path: Path | None) -> Config:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import libcst as cst
 
@@ -145,7 +146,8 @@ def _read(path: Path) -> tuple[str, bool, str]:
 
 
 def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
-                    stdin: tuple[str, str] | None = None) -> FixRun:
+                    stdin: tuple[str, str] | None = None,
+                    config_for: Callable[[Path], Config] | None = None) -> FixRun:
     """Fix the files that have an applicable fix among `diagnostics` (from a lint run) and, if given,
     the (text, name) read from standard input. Files without one are never opened for writing.
     With `write=False` nothing is written (for `--diff`)."""
@@ -157,7 +159,7 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
         path = Path(name)
         try:
             text, bom, encoding = _read(path)
-            outcome = fix_text(text, name, config, unsafe=unsafe)
+            outcome = fix_text(text, name, config_for(path) if config_for is not None else config, unsafe=unsafe)
         except TapelintError as error:
             run.errors.append(str(error))
             run.diagnostics.extend(d for d in diagnostics if d.path == name)

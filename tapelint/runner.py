@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from tapelint.config import Config
+from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
@@ -38,11 +38,12 @@ class Work:
 
     source_file: SourceFile
     text: str
+    config: Config
     prelude: Prelude | None = None
     key: str | None = None  # its cache key
 
 
-def read_work(source_file: SourceFile, project: ProjectIndex | None, cache: Cache | None) -> Work:
+def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | None, cache: Cache | None) -> Work:
     """Read a file (a one-line InputError when it cannot be) and work out what its findings depend on."""
     path = source_file.path
     limit = MAX_NOTEBOOK_BYTES if source_file.is_notebook else MAX_SOURCE_BYTES
@@ -59,13 +60,13 @@ def read_work(source_file: SourceFile, project: ProjectIndex | None, cache: Cach
         prelude = project.prelude(path, text)
     key = None
     if cache is not None:
-        key = cache.key(path, source_file.explicit, data, prelude.text if prelude is not None else None)
-    return Work(source_file, text, prelude, key)
+        key = cache.key(config, path, source_file.explicit, data, prelude.text if prelude is not None else None)
+    return Work(source_file, text, config, prelude, key)
 
 
-def lint_work(work: Work, config: Config) -> list[Diagnostic]:
+def lint_work(work: Work) -> list[Diagnostic]:
     """The findings of one read file, before they are given to the files they belong to (`attribute`)."""
-    path = str(work.source_file.path)
+    path, config = str(work.source_file.path), work.config
     if work.source_file.is_notebook:
         from tapelint.notebooks import lint_notebook_text
 
@@ -75,19 +76,6 @@ def lint_work(work: Work, config: Config) -> list[Diagnostic]:
     from tapelint.engine import lint_source
 
     return lint_source(work.text, path, config, force=work.source_file.explicit, prelude=work.prelude)
-
-
-def lint_file(source_file: SourceFile, config: Config, project: ProjectIndex | None = None,
-              shown: dict[str, str] | None = None) -> tuple[list[Diagnostic], str | None]:
-    """Diagnostics for one file, or the one-line error that stopped it from being read. With a project
-    index, what the file imports from its own project is analysed with it (tapelint.project); findings
-    that belong to another linted file are reported there (`shown` maps resolved paths to the paths
-    as the user gave them), and findings in files that are not being linted are dropped."""
-    try:
-        work = read_work(source_file, project, None)
-    except TapelintError as error:
-        return [], str(error)
-    return attribute(lint_work(work, config), str(source_file.path), work.prelude, shown or {}), None
 
 
 def lint_document(source: str, name: str, config: Config, prelude: Prelude | None) -> list[Diagnostic]:
@@ -118,8 +106,16 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
     return kept
 
 
-def _lint_batch(batch: list[Work], config: Config) -> list[list[Diagnostic]]:
-    return [lint_work(work, config) for work in batch]
+def _lint_one(work: Work) -> tuple[list[Diagnostic], str | None]:
+    """The findings of one file, or the one-line error that stopped it (a notebook that is not JSON)."""
+    try:
+        return lint_work(work), None
+    except TapelintError as error:
+        return [], str(error)
+
+
+def _lint_batch(batch: list[Work]) -> list[tuple[list[Diagnostic], str | None]]:
+    return [_lint_one(work) for work in batch]
 
 
 def _ignore_interrupts() -> None:
@@ -134,13 +130,25 @@ def default_jobs() -> int:
 
 
 def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
-               cache: Cache | None = None, progress: Callable[[int, int], None] | None = None) -> LintResult:
+               cache: Cache | None = None, finder: ConfigFinder | None = None,
+               progress: Callable[[int, int], None] | None = None) -> LintResult:
     """Lint files and folders. A path that does not exist or cannot be read is one line in the result's
     `errors` (the run exits 2), and every other file is still linted. With a cache, files whose findings
     cannot have changed are answered from it (tapelint.cache), and the rest are stored in it.
+
+    With a finder, each file is linted with its own settings (the nearest config, tapelint.config), and
+    each path given is walked with the settings of the folder it is in; otherwise `config` is for all.
     `progress(done, total)` is called as files finish (files answered by the cache at once)."""
     problems: list[str] = []
-    files = discover(paths, config, problems)
+    if finder is None:
+        files = discover(paths, config, problems)
+    else:
+        walked: dict[Path, SourceFile] = {}
+        for path in paths:
+            for found in discover([path], finder.for_path(path), problems):
+                if found.path not in walked or found.explicit:
+                    walked[found.path] = found  # named on the command line wins, whatever the order
+        files = sorted(walked.values(), key=lambda f: str(f.path))
     result = LintResult(files_checked=len(files), errors=problems)
     if progress is not None:
         progress(0, len(files))
@@ -151,7 +159,8 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     pending: list[Work] = []
     for source_file in files:
         try:
-            work = read_work(source_file, project, cache)
+            settings = finder.for_path(source_file.path) if finder is not None else config
+            work = read_work(source_file, settings, project, cache)
         except TapelintError as error:
             result.errors.append(str(error))
             continue
@@ -171,7 +180,10 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         if progress is not None:
             progress(done, len(files))
 
-    for work, found in zip(pending, _lint_all(pending, config, jobs, finished)):
+    for work, (found, error) in zip(pending, _lint_all(pending, jobs, finished)):
+        if error is not None:
+            result.errors.append(error)
+            continue
         if cache is not None and work.key:
             cache.put(work.key, str(work.source_file.path), found)
         outcomes.append((work, found))
@@ -188,14 +200,14 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     return result
 
 
-def _lint_all(pending: list[Work], config: Config, jobs: int,
-              finished: Callable[[int], None]) -> list[list[Diagnostic]]:
-    """The findings of each file, in order: on all cores when there are enough files to pay for a pool.
-    `finished(n)` is told each time n more files are done."""
+def _lint_all(pending: list[Work], jobs: int,
+              finished: Callable[[int], None]) -> list[tuple[list[Diagnostic], str | None]]:
+    """The outcome of each file (findings, or the one-line error that stopped it), in order: on all cores
+    when there are enough files to pay for a pool. `finished(n)` is told each time n more files are done."""
     if jobs <= 1 or len(pending) < _PARALLEL_THRESHOLD:
         serial = []
         for work in pending:
-            serial.append(lint_work(work, config))
+            serial.append(_lint_one(work))
             finished(1)
         return serial
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -205,8 +217,8 @@ def _lint_all(pending: list[Work], config: Config, jobs: int,
     chunks = [pending[i::count] for i in range(count)]
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
     try:
-        futures = {pool.submit(_lint_batch, chunk, config): index for index, chunk in enumerate(chunks)}
-        per_chunk: list[list[list[Diagnostic]]] = [[] for _ in chunks]
+        futures = {pool.submit(_lint_batch, chunk): index for index, chunk in enumerate(chunks)}
+        per_chunk: list[list[tuple[list[Diagnostic], str | None]]] = [[] for _ in chunks]
         for future in as_completed(futures):
             per_chunk[futures[future]] = future.result()
             finished(len(chunks[futures[future]]))
@@ -221,8 +233,8 @@ def _lint_all(pending: list[Work], config: Config, jobs: int,
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
-    found: list[list[Diagnostic] | None] = [None] * len(pending)
+    outcomes: list[tuple[list[Diagnostic], str | None]] = [([], None)] * len(pending)
     for index, chunk in enumerate(per_chunk):
-        for position, diagnostics in enumerate(chunk):
-            found[index + position * count] = diagnostics
-    return [f if f is not None else [] for f in found]
+        for position, outcome in enumerate(chunk):
+            outcomes[index + position * count] = outcome
+    return outcomes
