@@ -91,7 +91,7 @@ class RuleContext:
     @property
     def facts(self) -> Facts:
         if "facts" not in self.shared:
-            self.shared["facts"] = Facts(self.module)
+            self.shared["facts"] = Facts(self.module, self.source)
         return self.shared["facts"]
 
 

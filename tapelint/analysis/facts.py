@@ -6,7 +6,9 @@ file. Document order (`order`) lets rules say "before" and "after" without posit
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
@@ -51,6 +53,20 @@ class Scope:
 
     def contains(self, other: "Scope") -> bool:
         return any(s is self for s in other.chain())
+
+    @cached_property
+    def declared_outside(self) -> frozenset[str]:
+        """Names the function declares `global` or `nonlocal` at the top level of its body."""
+        node = self.node
+        if node is None or not isinstance(node.body, cst.IndentedBlock):
+            return frozenset()
+        names = set()
+        for statement in node.body.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, (cst.Global, cst.Nonlocal)):
+                        names.update(n.name.value for n in small.names)
+        return frozenset(names)
 
 
 @dataclass(eq=False)
@@ -123,13 +139,14 @@ class CallSite:
     tapes: tuple[TapeBlock, ...]
     loop_depth: int
 
-    @property
+    # Computed once per call site: analyses ask for them in loops over every call of the file.
+    @cached_property
     def method(self) -> str | None:
         if isinstance(self.node.func, cst.Attribute):
             return self.node.func.attr.value
         return None
 
-    @property
+    @cached_property
     def receiver(self) -> str | None:
         if isinstance(self.node.func, cst.Attribute):
             return dotted(self.node.func.value)
@@ -556,8 +573,9 @@ class _Collector(cst.CSTVisitor):
 class Facts:
     """Everything recorded about one module, plus the lookups rules share."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
+        self._source = source  # the text `module` was parsed from, when the caller has it
         self.imports = ImportMap()
         self.module_scope = Scope(node=None, name="<module>", class_name=None, parent=None)
         self.scopes: list[Scope] = [self.module_scope]
@@ -600,6 +618,13 @@ class Facts:
             if call.func is not None:
                 self._calls_by_func.setdefault(call.func, []).append(call)
         self._cache: dict[object, object] = {}
+
+    @property
+    def code(self) -> str:
+        """The module's text (generating it from the tree costs a quarter of the parse)."""
+        if self._source is None:
+            self._source = self.module.code
+        return self._source
 
     # ----- name resolution
     def resolve(self, node: cst.BaseExpression | None) -> str | None:
@@ -712,7 +737,7 @@ class Facts:
             return []
         name = scope.simple_name
         if scope.class_name is not None:
-            found = [c for c in self.calls if c.func == f"self.{name}" and c.scope.class_name == scope.class_name]
+            found = [c for c in self.calls_to(f"self.{name}") if c.scope.class_name == scope.class_name]
             if name == "__init__":
                 found += self.calls_to(scope.class_name)  # `Trainer(model, opt)` runs `__init__`
             return found
@@ -740,18 +765,36 @@ class Facts:
         return arg_value(call, params.index(param), param)
 
     def uses_after(self, name: str, scope: Scope, order: int) -> list[NameUse]:
-        uses = []
-        for use in self.name_uses:
-            if use.order <= order:
-                continue
-            if use.name != name and not use.name.startswith(name + "."):
-                continue
-            if use.scope is scope or scope.contains(use.scope):
-                uses.append(use)
-        return uses
+        """Uses of `name` or of an attribute of it (`name.x`) after `order`, in `scope` or nested in it."""
+        index = self._cache.get("uses_by_prefix")
+        if index is None:
+            # Each use under its name and every dotted prefix of it (`a.b.c` under `a`, `a.b`, `a.b.c`), in
+            # document order with the orders alongside for bisecting.
+            built: dict[str, tuple[list[int], list[NameUse]]] = {}
+            for use in self.name_uses:
+                parts = use.name.split(".")
+                for end in range(1, len(parts) + 1):
+                    entry = built.get(".".join(parts[:end]))
+                    if entry is None:
+                        entry = built[".".join(parts[:end])] = ([], [])
+                    entry[0].append(use.order)
+                    entry[1].append(use)
+            index = self._cache["uses_by_prefix"] = built
+        entry = index.get(name)  # type: ignore[union-attr]
+        if entry is None:
+            return []
+        orders, candidates = entry
+        return [use for use in candidates[bisect_right(orders, order):]
+                if use.scope is scope or scope.contains(use.scope)]
 
     def returns_of(self, scope: Scope) -> list[ReturnSite]:
-        return [r for r in self.returns if r.scope is scope]
+        index = self._cache.get("returns_by_scope")
+        if index is None:
+            index = {}
+            for site in self.returns:
+                index.setdefault(id(site.scope), []).append(site)
+            self._cache["returns_by_scope"] = index
+        return list(index.get(id(scope), ()))  # type: ignore[union-attr]
 
     def gradient_calls(self) -> list[CallSite]:
         """`tape.gradient(...)`-style calls whose receiver is a GradientTape bound by a `with`."""
@@ -765,7 +808,13 @@ class Facts:
 
     def tape_for_call(self, call: CallSite) -> TapeBlock | None:
         """The tape block a `tape.gradient` call refers to: the last one of that name before it."""
-        candidates = [t for t in self.tapes if t.name == call.receiver and t.order < call.order]
+        index = self._cache.get("tapes_by_name")
+        if index is None:
+            index = {}
+            for tape in self.tapes:
+                index.setdefault(tape.name, []).append(tape)
+            self._cache["tapes_by_name"] = index
+        candidates = [t for t in index.get(call.receiver, ()) if t.order < call.order]  # type: ignore[union-attr]
         same_scope = [t for t in candidates if t.scope is call.scope or t.scope.contains(call.scope)]
         pool = same_scope or candidates
         return pool[-1] if pool else None

@@ -15,6 +15,7 @@ from tapelint.analysis.constants import boolean, number, string
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.walk import walk
 from tapelint.analysis.vocabulary import (  # noqa: F401  (re-exported: rules import them from here)
     ADAPTIVE_OPTIMIZERS,
     APPLICATIONS_PREFIX,
@@ -674,7 +675,7 @@ class ModelReader:
             root = scope.node if scope.node is not None else self.f.module
             stack: list[int] = []
 
-            class Walker(cst.CSTVisitor):
+            class Walker:
                 def on_visit(self, node: cst.CSTNode) -> bool:
                     if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                         return False  # another scope
@@ -687,7 +688,8 @@ class ModelReader:
                     if isinstance(original_node, _BRANCHING) and stack and stack[-1] == id(original_node):
                         stack.pop()
 
-            root.visit(Walker())
+            # A read-only walk: `CSTNode.visit` would rebuild every node of the body.
+            walk(root, Walker())
             return enclosing
 
         return self.f.cached(("branch_blocks", id(scope)), compute)  # type: ignore[return-value]

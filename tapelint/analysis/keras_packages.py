@@ -81,7 +81,7 @@ def _legacy(facts: Facts) -> bool | None:
             found.append(_truthy(arg_value(site.node, 1)))
     if not found:
         # Named some other way (`%env` in a notebook, `os.environ.update`, a comment): cannot tell.
-        return None if LEGACY_FLAG in facts.module.code else False
+        return None if LEGACY_FLAG in facts.code else False
     if all(f is True for f in found):
         return True
     if all(f is False for f in found):

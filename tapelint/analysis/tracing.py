@@ -535,15 +535,7 @@ def _counter_loop(facts: Facts, loop_iter: cst.BaseExpression, path: tuple[int, 
 
 def declared_outside(scope: Scope, name: str) -> bool:
     """Does the function declare `name` `global` or `nonlocal` (at the top level of its body)?"""
-    node = scope.node
-    if node is None or not isinstance(node.body, cst.IndentedBlock):
-        return False
-    for statement in node.body.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in small.names):
-                    return True
-    return False
+    return name in scope.declared_outside
 
 
 def outer_list(facts: Facts, site: CallSite):  # type: ignore[no-untyped-def]
@@ -584,8 +576,8 @@ def changed_outside(facts: Facts, scope: Scope, name: str, order: int):  # type:
         for binding in own:
             if binding.scope.simple_name not in ("__init__", "build") and traced_scope(facts, binding.scope) is None:
                 return binding
-        for binding in facts.bindings:
-            if not binding.target.endswith("." + attr) or binding.target.startswith("self."):
+        for binding in _attribute_bindings(facts).get(attr, ()):
+            if binding.target.startswith("self."):
                 continue
             target = binding.target_node
             if not isinstance(target, cst.Attribute) or traced_scope(facts, binding.scope) is not None:
@@ -597,9 +589,18 @@ def changed_outside(facts: Facts, scope: Scope, name: str, order: int):  # type:
         return None
     if "." in name:
         return None
-    found = [b for b in facts.bindings_of(name) if b.class_body is None]
-    if any(not b.scope.is_module and not declared_outside(b.scope, name) and b.scope.contains(scope) for b in found):
+    # The scopes that bind `name`, once per name: reads of a common name are many, and so are its bindings.
+    binding_scopes = facts.cached(("tracing.binding_scopes", name),
+                                  lambda: {id(b.scope) for b in facts.bindings_of(name) if b.class_body is None})
+    if any(not s.is_module and id(s) in binding_scopes and not declared_outside(s, name) for s in scope.chain()):
         return None  # a local or enclosing function's variable, not the module's
+    # What follows depends on the name only (the reader starts afresh).
+    return facts.cached(("tracing.module_number_changed", name), lambda: _module_number_changed(facts, name))
+
+
+def _module_number_changed(facts: Facts, name: str):  # type: ignore[no-untyped-def]
+    reader = _NumberReader(facts)
+    found = [b for b in facts.bindings_of(name) if b.class_body is None]
     module = [b for b in found if b.scope.is_module or declared_outside(b.scope, name)]
     if len(module) < 2 or any(traced_scope(facts, b.scope) is not None for b in module):
         return None
@@ -610,6 +611,19 @@ def changed_outside(facts: Facts, scope: Scope, name: str, order: int):  # type:
         if spans.innermost_loop(binding.order) is not None or not binding.scope.is_module:
             return binding
     return None
+
+
+def _attribute_bindings(facts: Facts) -> dict[str, list]:
+    """Bindings of attribute chains (`a.b.attr = ...`) by their last attribute, in document order."""
+
+    def compute() -> dict[str, list]:
+        index: dict[str, list] = {}
+        for binding in facts.bindings:
+            if "." in binding.target:
+                index.setdefault(binding.target.rsplit(".", 1)[1], []).append(binding)
+        return index
+
+    return facts.cached("tracing.attribute_bindings", compute)  # type: ignore[no-any-return]
 
 
 def _called_in_place(facts: Facts, site: CallSite) -> bool:
