@@ -144,8 +144,8 @@ class LossOutsideTape(Rule):
             return
         tape = grad.tape
         # The model is used inside the tape block in any way: assume the forward pass is there.
-        for call in facts.calls:
-            if tape.encloses(call.order) and self._may_run_model(facts, call, owner):
+        for call in facts.calls_within(tape.order, tape.end_order):
+            if self._may_run_model(facts, call, owner):
                 return
         forward = forward_pass_before_tape(facts, grad, owner)
         if forward is not None:

@@ -175,7 +175,7 @@ class _Flow:
         """Evaluate the function's earlier bindings first, in document order, so that a long chain of
         rebindings (`h = h + f(h)` a hundred times) is followed one memoised step at a time."""
         frame = self.frame_for(scope, 0)
-        earlier = [b for b in self.f.bindings if b.scope is scope and b.order < order]
+        earlier = [b for b in self.f.bindings_in_scope(scope) if b.order < order]
         if len(earlier) < self.MAX_NESTING // 2:
             return
         for binding in earlier[-2000:]:

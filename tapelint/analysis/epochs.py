@@ -38,6 +38,8 @@ class Loops:
     # id(scope) -> [(loop, scope the loop is in)]: the loops around the calls of that function.
     _outer: dict[int, list[tuple[Span, Scope]]] = field(default_factory=dict)
     _callers: dict[int, list[CallSite]] | None = None
+    # (id(scope), order) -> (the loops around that point, their ids)
+    _points: dict[tuple[int, int], tuple[list[Span], frozenset[int]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ who calls a function
     def callers(self, scope: Scope) -> list[CallSite]:
@@ -121,11 +123,22 @@ class Loops:
 
     def loops_around(self, scope: Scope, order: int) -> list[Span]:
         """Every loop the point (`scope`, `order`) runs within."""
-        inner = blocks(self.facts).loops_enclosing(order)
-        return inner + [loop for loop, _ in self.outer_loops(scope) if all(loop is not i for i in inner)]
+        return list(self._around(scope, order)[0])
+
+    def _around(self, scope: Scope, order: int) -> tuple[list[Span], frozenset[int]]:
+        # Asked again and again for the same points (every metric use against every epoch loop): once
+        # per point, with the ids for membership tests. `outer_loops` is memoised per function, so the
+        # answer for a point never changes.
+        key = (id(scope), order)
+        found = self._points.get(key)
+        if found is None:
+            inner = blocks(self.facts).loops_enclosing(order)
+            around = inner + [loop for loop, _ in self.outer_loops(scope) if all(loop is not i for i in inner)]
+            found = self._points[key] = (around, frozenset(id(loop) for loop in around))
+        return found
 
     def runs_within(self, scope: Scope, order: int, loop: Span) -> bool:
-        return any(loop is found for found in self.loops_around(scope, order))
+        return id(loop) in self._around(scope, order)[1]
 
     # ------------------------------------------------------------------ steps, batches, epochs
     def step_points(self) -> list[tuple[Scope, int]]:
@@ -251,13 +264,28 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         for use in uses:
             for metric in use.metrics:
                 keyed.setdefault(metric.key, metric)
+        # The uses of each metric, and the resets any metric may see, in document order (once, not per metric).
+        by_metric: dict[Value, list[MetricUse]] = {}
+        for use in uses:
+            for metric in use.metrics:
+                by_metric.setdefault(metric, []).append(use)
+        resets_of_unknown = [u for u in uses if u.what == "reset" and u.unknown]
+        position = {id(u): i for i, u in enumerate(uses)}
         found: list[NeverReset] = []
         for metric in keyed.values():
             creation = facts.call_site(metric.node)  # type: ignore[arg-type]
-            mine = [u for u in uses if metric in u.metrics]
-            resets = [u for u in uses if u.what == "reset" and (metric in u.metrics or u.unknown)]
+            mine = by_metric.get(metric, [])
+            resets = [u for u in mine if u.what == "reset"]
+            if resets_of_unknown:
+                merged = {id(u): u for u in (*resets, *resets_of_unknown)}
+                resets = sorted(merged.values(), key=lambda u: position[id(u)])
+            # Only a loop around one of its updates can qualify (below, no update in it means no finding).
+            update_loops = {i for u in mine if u.what == "update"
+                            for i in placement._around(u.site.scope, u.site.order)[1]}
             best: NeverReset | None = None
             for loop in epochs:
+                if id(loop) not in update_loops:
+                    continue
                 if creation is not None and placement.runs_within(creation.scope, creation.order, loop):
                     continue  # created anew in every pass
                 if any(placement.runs_within(r.site.scope, r.site.order, loop) for r in resets):

@@ -6,7 +6,7 @@ file. Document order (`order`) lets rules say "before" and "after" without posit
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
@@ -639,6 +639,62 @@ class Facts:
     def bindings_of(self, target: str) -> list[Binding]:
         return self._bindings_by_target.get(target, [])
 
+    def _index(self, key: str, build):  # type: ignore[no-untyped-def]
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = build()
+        return found
+
+    def method_calls(self, receiver: str | None, method: str) -> list[CallSite]:
+        """Calls `receiver.method(...)` in document order (`receiver` as `CallSite.receiver` spells it)."""
+
+        def build() -> dict[tuple[str | None, str], list[CallSite]]:
+            index: dict[tuple[str | None, str], list[CallSite]] = {}
+            for call in self.calls:
+                if call.method is not None:
+                    index.setdefault((call.receiver, call.method), []).append(call)
+            return index
+
+        return self._index("calls_by_receiver_method", build).get((receiver, method), [])
+
+    def calls_within(self, order: int, end_order: int) -> list[CallSite]:
+        """Calls strictly between two orders (a block's inside), in document order."""
+        orders = self._index("call_orders", lambda: [c.order for c in self.calls])
+        return self.calls[bisect_right(orders, order):bisect_left(orders, end_order)]
+
+    def bindings_in_scope(self, scope: Scope) -> list[Binding]:
+        """The bindings made in `scope` (not in functions nested in it), in document order."""
+
+        def build() -> dict[int, list[Binding]]:
+            index: dict[int, list[Binding]] = {}
+            for binding in self.bindings:
+                index.setdefault(id(binding.scope), []).append(binding)
+            return index
+
+        return self._index("bindings_by_scope", build).get(id(scope), [])
+
+    def bindings_in_class(self, class_name: str | None) -> list[Binding]:
+        """The bindings made in the methods (and body) of classes named `class_name`, in document order."""
+
+        def build() -> dict[str | None, list[Binding]]:
+            index: dict[str | None, list[Binding]] = {}
+            for binding in self.bindings:
+                index.setdefault(binding.scope.class_name, []).append(binding)
+            return index
+
+        return self._index("bindings_by_class", build).get(class_name, [])
+
+    def bindings_here(self, target: str, scope: Scope) -> list[Binding]:
+        """Bindings of `target` made in `scope` itself, in document order."""
+
+        def build() -> dict[tuple[str, int], list[Binding]]:
+            index: dict[tuple[str, int], list[Binding]] = {}
+            for binding in self.bindings:
+                index.setdefault((binding.target, id(binding.scope)), []).append(binding)
+            return index
+
+        return self._index("bindings_by_target_scope", build).get((target, id(scope)), [])
+
     def bindings_of_value(self, node: cst.CSTNode) -> list[Binding]:
         """The bindings whose right-hand side is exactly `node` (`x = node`, `a, b = node`)."""
         index = self._cache.get("bindings_by_value")
@@ -652,16 +708,15 @@ class Facts:
 
     def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
         """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it."""
-        candidates = self.bindings_of(target)
-        if not candidates:
+        if not self.bindings_of(target):
             return []
         # A class body's names are class attributes: plain reads elsewhere never see them.
-        candidates = [b for b in candidates if b.class_body is None]
         if target.startswith("self.") and scope.class_name is not None:
-            same_class = [b for b in candidates if b.scope.class_name == scope.class_name]
-            return same_class
+            return [b for b in self.bindings_of(target) if b.class_body is None
+                    and b.scope.class_name == scope.class_name]
+        # Scope by scope, from the inside out (an index per scope: a common name has many bindings).
         for current in scope.chain():
-            found = [b for b in candidates if b.scope is current]
+            found = [b for b in self.bindings_here(target, current) if b.class_body is None]
             if found:
                 return found
             if target.split(".")[0] in current.params:

@@ -63,9 +63,8 @@ def gradient_calls(facts: Facts) -> list[GradientCall]:
 def watch_calls(facts: Facts, tape: TapeBlock, before: int | None = None) -> list[CallSite]:
     """`tape.watch(...)` calls on this tape inside its block (and before `before`)."""
     return [
-        c for c in facts.calls
-        if c.method == "watch" and c.receiver == tape.name and tape.encloses(c.order)
-        and (before is None or c.order < before)
+        c for c in facts.method_calls(tape.name, "watch")
+        if tape.encloses(c.order) and (before is None or c.order < before)
     ]
 
 

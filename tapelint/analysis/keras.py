@@ -502,10 +502,8 @@ class ModelReader:
 
     def _add_calls(self, info: ModelInfo, name: str, binding: Binding) -> None:
         added = False
-        for site in self.f.calls:
-            if site.receiver == name and site.method == "add" and site.order > binding.order and (
-                site.scope is binding.scope
-            ):
+        for site in self.f.method_calls(name, "add"):
+            if site.order > binding.order and site.scope is binding.scope:
                 layer = arg_value(site.node, 0, "layer")
                 if layer is not None and all(layer is not existing for _, existing in info.layers):
                     cls = layer_class(self.f, layer) if isinstance(layer, cst.Call) else None
@@ -552,8 +550,8 @@ class ModelReader:
                 kinds = [self.value_kind(r.value, call, r.order) for r in self.f.returns_of(call)]
                 if kinds and all(k.kind == kinds[0].kind for k in kinds):
                     info.output = kinds[0]
-            for binding in self.f.bindings:
-                if binding.scope.class_name == class_name and isinstance(binding.value, cst.Call):
+            for binding in self.f.bindings_in_class(class_name):
+                if isinstance(binding.value, cst.Call):
                     cls_name = layer_class(self.f, binding.value)
                     if cls_name is not None:
                         info.layers.append((cls_name, binding.value))

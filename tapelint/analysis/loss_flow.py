@@ -242,7 +242,7 @@ def weights_combined_outside_call(facts: Facts) -> list[CombinedWeights]:
         call = cls.methods.get("call")
         if call is None or not any(b.startswith("keras.") for b in cls.bases):
             continue
-        own = [b for b in facts.bindings if b.scope.class_name == cls.name and b.target.startswith("self.")]
+        own = [b for b in facts.bindings_in_class(cls.name) if b.target.startswith("self.")]
         variables = {b.target for b in own if _creates_variable(facts, b.value)}
         if not variables:
             continue

@@ -302,14 +302,18 @@ class Values:
     def reaching(self, name: str, scope: Scope, order: int) -> list[Binding]:
         """The bindings of `name` that a read at (`scope`, `order`) may see."""
         f = self.f
-        candidates = [b for b in f.bindings_of(name) if b.class_body is None and b.visible_at(order)]
-        if not candidates:
+        if not f.bindings_of(name):
             return []
-        own = [b for b in candidates if b.comprehension is not None and b.scope is scope]
+
+        # Scope by scope (an index per scope: a common name has many bindings in other functions).
+        def visible(current: Scope) -> list[Binding]:
+            return [b for b in f.bindings_here(name, current) if b.class_body is None and b.visible_at(order)]
+
+        own = [b for b in visible(scope) if b.comprehension is not None]
         if own:
             return [own[-1]]
         for current in scope.chain():
-            here = [b for b in candidates if b.scope is current]
+            here = visible(current)
             if here:
                 if current is scope:
                     return self._last_before(here, order)
