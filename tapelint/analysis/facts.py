@@ -684,6 +684,12 @@ class Facts:
 
         return self._index("bindings_by_class", build).get(class_name, [])
 
+    def _bindings_by_target_class(self) -> dict[tuple[str, str | None], list[Binding]]:
+        index: dict[tuple[str, str | None], list[Binding]] = {}
+        for binding in self.bindings:
+            index.setdefault((binding.target, binding.scope.class_name), []).append(binding)
+        return index
+
     def bindings_here(self, target: str, scope: Scope) -> list[Binding]:
         """Bindings of `target` made in `scope` itself, in document order."""
 
@@ -712,8 +718,9 @@ class Facts:
             return []
         # A class body's names are class attributes: plain reads elsewhere never see them.
         if target.startswith("self.") and scope.class_name is not None:
-            return [b for b in self.bindings_of(target) if b.class_body is None
-                    and b.scope.class_name == scope.class_name]
+            # Classes often share attribute names (`self.dense`): an index per (name, class).
+            by_class = self._index("bindings_by_target_class", self._bindings_by_target_class)
+            return [b for b in by_class.get((target, scope.class_name), ()) if b.class_body is None]
         # Scope by scope, from the inside out (an index per scope: a common name has many bindings).
         for current in scope.chain():
             found = [b for b in self.bindings_here(target, current) if b.class_body is None]
@@ -839,7 +846,10 @@ class Facts:
         if entry is None:
             return []
         orders, candidates = entry
-        return [use for use in candidates[bisect_right(orders, order):]
+        # A use in `scope` or in a function nested in it was recorded while `scope` was open: its order
+        # lies in the scope's span, which bounds the candidates.
+        end = bisect_right(orders, scope.end_order)
+        return [use for use in candidates[bisect_right(orders, order):end]
                 if use.scope is scope or scope.contains(use.scope)]
 
     def returns_of(self, scope: Scope) -> list[ReturnSite]:

@@ -18,6 +18,8 @@ int/float, and whether it takes a new value on each iteration of a loop (each ne
 
 from __future__ import annotations
 
+from collections import deque
+
 import enum
 from dataclasses import dataclass, field
 
@@ -222,9 +224,9 @@ def _compute(facts: Facts) -> Tracing:
     for site in facts.calls:
         calls_in.setdefault(id(site.scope), []).append(site)
     for unguarded_pass in (True, False):
-        pending = [Traced(e.scope, e) for e in entries]
+        pending = deque(Traced(e.scope, e) for e in entries)
         while pending:
-            item = pending.pop(0)
+            item = pending.popleft()
             known = result.scopes.get(id(item.scope))
             if known is not None and (known.unguarded or not item.unguarded):
                 continue
