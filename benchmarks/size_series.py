@@ -1,0 +1,212 @@
+"""Static pass speed inside one file: generated training code of about 1k, 2k, 4k and 8k lines.
+
+    python benchmarks/size_series.py                  # 1k, 2k, 4k, 8k lines
+    python benchmarks/size_series.py --sizes 1000 8800 --repeat 3
+
+Each file is many different training programs in one module (subclassed and Sequential models, custom
+layers, losses, `tf.function` train and test steps with tapes, clipping, metrics, epoch loops over
+datasets, evaluation), every one with its own names, a few of them with real findings. For each size the
+script prints tapelint's time and its ratio to a bare `libcst.parse_module` of the same text and to that
+parse plus libcst's PositionProvider, all measured in the same run (CPU time of this process, best of
+`--repeat`). Roughly linear growth keeps the ratios flat from one size to the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import time
+
+_UNIT = '''
+
+class Block{i}(tf.keras.layers.Layer):
+    def __init__(self, units={units}, rate={rate}, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.dense = tf.keras.layers.Dense(units, activation="relu")
+        self.norm = tf.keras.layers.BatchNormalization()
+        self.drop = tf.keras.layers.Dropout(rate)
+
+    def build(self, input_shape):
+        self.scale = self.add_weight(name="scale{i}", shape=(self.units,), initializer="ones")
+        super().build(input_shape)
+
+    def call(self, inputs, training=False):
+        h = self.dense(inputs)
+        h = self.norm(h, training=training)
+        if training:
+            h = self.drop(h, training=training)
+        return h * self.scale
+
+
+class Net{i}(tf.keras.Model):
+    def __init__(self, classes={classes}):
+        super().__init__()
+        self.block_a = Block{i}({units})
+        self.block_b = Block{i}({units2})
+        self.head = tf.keras.layers.Dense(classes{head_activation})
+
+    def call(self, x, training=False):
+        h = self.block_a(x, training=training)
+        h = self.block_b(h, training=training)
+        return self.head(h)
+
+
+def make_data{i}(n={n}, features={features}, classes={classes}):
+    rng = np.random.default_rng({i})
+    x = rng.normal(size=(n, features)).astype("float32")
+    y = rng.integers(0, classes, size=(n,)).astype("int32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(n).batch({batch})
+
+
+model_{i} = Net{i}()
+baseline_{i} = tf.keras.Sequential([
+    tf.keras.Input(({features},)),
+    tf.keras.layers.Dense({units}, activation="relu"),
+    tf.keras.layers.Dropout({rate}),
+    tf.keras.layers.Dense({classes}),
+])
+optimizer_{i} = tf.keras.optimizers.{optimizer}(learning_rate={lr})
+baseline_optimizer_{i} = tf.keras.optimizers.SGD(learning_rate={lr})
+loss_fn_{i} = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+train_loss_{i} = tf.keras.metrics.Mean(name="train_loss_{i}")
+train_acc_{i} = tf.keras.metrics.SparseCategoricalAccuracy(name="train_acc_{i}")
+val_acc_{i} = tf.keras.metrics.SparseCategoricalAccuracy(name="val_acc_{i}")
+
+
+@tf.function
+def train_step_{i}(x, y):
+    with tf.GradientTape() as tape:
+        logits = model_{i}(x, training=True)
+        loss = loss_fn_{i}(y, logits)
+        loss += tf.add_n(model_{i}.losses) if model_{i}.losses else 0.0
+    grads = tape.gradient(loss, model_{i}.trainable_variables)
+    grads, _ = tf.clip_by_global_norm(grads, {clip})
+    optimizer_{i}.apply_gradients(zip(grads, model_{i}.trainable_variables))
+    train_loss_{i}.update_state(loss)
+    train_acc_{i}.update_state(y, logits)
+    return loss
+
+
+@tf.function
+def test_step_{i}(x, y):
+    logits = model_{i}(x, training=False)
+    val_acc_{i}.update_state(y, logits)
+
+
+def baseline_step_{i}(x, y):
+    with tf.GradientTape() as tape:
+        predictions = baseline_{i}({training_call})
+        per_example = tf.keras.losses.sparse_categorical_crossentropy(y, predictions, from_logits=True)
+        loss = tf.reduce_mean(per_example)
+    gradients = tape.gradient(loss, baseline_{i}.trainable_variables)
+    baseline_optimizer_{i}.apply_gradients(zip(gradients, baseline_{i}.trainable_variables))
+    return loss
+
+
+def fit_{i}(epochs={epochs}):
+    train = make_data{i}()
+    val = make_data{i}(n={val_n})
+    history = []
+    for epoch in range(epochs):
+        train_loss_{i}.reset_state()
+        train_acc_{i}.reset_state()
+        val_acc_{i}.reset_state()
+        for step, (xb, yb) in enumerate(train):
+            loss = train_step_{i}(xb, yb)
+            baseline_step_{i}(xb, yb)
+            if step % {log_every} == 0:
+                print("unit {i}", epoch, step, float(loss))
+        for xb, yb in val:
+            test_step_{i}(xb, yb)
+        history.append((float(train_loss_{i}.result()), float(val_acc_{i}.result())))
+        if len(history) > 2 and history[-1][0] > history[-2][0]:
+            break
+    return history
+'''
+
+_HEADER = '''"""Generated training code for tapelint's size series: many small training programs in one module."""
+import numpy as np
+import tensorflow as tf
+
+tf.keras.utils.set_random_seed(0)
+'''
+
+
+def _unit(i: int) -> str:
+    optimizers = ("Adam", "RMSprop", "SGD", "Adagrad")
+    return _UNIT.format(
+        i=i, units=16 + 8 * (i % 5), units2=8 + 4 * (i % 3), rate=round(0.1 + 0.05 * (i % 4), 2),
+        classes=3 + i % 7, n=128 + 32 * (i % 4), features=4 + i % 9, batch=16 * (1 + i % 3),
+        optimizer=optimizers[i % len(optimizers)], lr=(1e-3, 3e-4, 1e-2, 5e-3)[i % 4],
+        clip=1.0 + i % 3, epochs=2 + i % 5, val_n=64 + 16 * (i % 3), log_every=5 + i % 7,
+        # Every fifth unit has a softmax head fed to a from_logits loss (TL101), every seventh calls its
+        # dropout model without the training flag (TL302): findings whose positions get computed.
+        head_activation=', activation="softmax"' if i % 5 == 4 else "",
+        training_call="x" if i % 7 == 6 else "x, training=True",
+    )
+
+
+def training_source(lines: int) -> str:
+    """A module of about `lines` lines of training code (whole units, at least one)."""
+    text = _HEADER
+    unit_lines = _unit(0).count("\n")
+    count = max(1, round((lines - _HEADER.count("\n")) / unit_lines))
+    return text + "".join(_unit(i) for i in range(count)) + "\n\nif __name__ == '__main__':\n" + "".join(
+        f"    fit_{i}()\n" for i in range(count))
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _best(function, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = _cpu()
+        function()
+        best = min(best, _cpu() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1100, 2200, 4400, 8800])
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per figure")
+    args = parser.parse_args()
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from tapelint.config import Config
+    from tapelint.engine import lint_source
+
+    config = Config()
+    lint_source(training_source(200), "warmup.py", config)  # imports, registry, rule classes
+    print(f"{'lines':>6} {'parse s':>8} {'parse+pos s':>11} {'tapelint s':>10} {'/parse':>7} {'/parse+pos':>10} "
+          f"{'findings':>8} {'s per 1k lines':>14}")
+    first = None
+    for size in args.sizes:
+        source = training_source(size)
+        lines = source.count("\n")
+        parse = _best(lambda: cst.parse_module(source), args.repeat)
+        parse_pos = _best(lambda: MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+                          .resolve(PositionProvider), args.repeat)
+        found: list = []
+        lint = _best(lambda: found.__setitem__(slice(None), lint_source(source, f"size_{size}.py", config)),
+                     args.repeat)
+        internal = sum(1 for d in found if d.code == "TL999")
+        per_k = lint / lines * 1000
+        first = first or per_k
+        print(f"{lines:>6} {parse:>8.2f} {parse_pos:>11.2f} {lint:>10.2f} {lint / parse:>7.2f} "
+              f"{lint / parse_pos:>10.2f} {len(found):>8} {per_k:>8.3f} ({per_k / first:.2f}x)"
+              + (f"  {internal} INTERNAL ERRORS" if internal else ""))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {peak:.0f} MB; CPU time of this process, best of {args.repeat}")
+
+
+if __name__ == "__main__":
+    main()

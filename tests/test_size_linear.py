@@ -1,0 +1,126 @@
+"""Linting time grows linearly with the size of one file, and positions computed statement by statement
+are libcst's own."""
+
+from __future__ import annotations
+
+import importlib.util
+import resource
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tapelint.analysis.facts import Facts
+from tapelint.analysis.positions import LazyPositions
+from tapelint import engine
+from tapelint.config import Config
+from tapelint.engine import lint_source
+
+_SPEC = importlib.util.spec_from_file_location(
+    "size_series", Path(__file__).resolve().parent.parent / "benchmarks" / "size_series.py")
+size_series = importlib.util.module_from_spec(_SPEC)  # type: ignore[arg-type]
+_SPEC.loader.exec_module(size_series)  # type: ignore[union-attr]
+
+
+def _cpu() -> float:
+    # All threads of the process: lint_source runs on its own large-stack thread.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _lint_seconds(source: str, repeat: int) -> tuple[float, list]:
+    best, found = float("inf"), []
+    for _ in range(repeat):
+        start = _cpu()
+        found = lint_source(source, "generated.py", Config())
+        best = min(best, _cpu() - start)
+    return best, found
+
+
+@pytest.mark.slow
+def test_lint_time_grows_linearly_with_file_size():
+    lint_source(size_series.training_source(300), "warmup.py", Config())
+    sizes = (1000, 2000, 4000, 8000)
+    seconds, findings = {}, {}
+    for size in sizes:
+        # Small files are timed best of three: their times are short enough for noise to matter.
+        seconds[size], found = _lint_seconds(size_series.training_source(size), 3 if size < 8000 else 1)
+        findings[size] = found
+        assert not [d for d in found if d.code == "TL999"], "a rule crashed on the generated code"
+    # The same programs repeated: the findings grow with the file, so the work really was done.
+    assert len(findings[8000]) >= 6 * len(findings[1000]) > 0
+    # Linear growth would be 2x per doubling and 8x overall; the margins absorb a shared, noisy machine.
+    # Before the per-file indices this file took 35x the time of the 1k-line one (4.3x for the last doubling).
+    for small, large in zip(sizes, sizes[1:]):
+        assert seconds[large] / seconds[small] < 2 * 2.2, seconds
+    assert seconds[8000] / seconds[1000] < 8 * 2.5, seconds
+
+
+_TRICKY = (
+    "# a header comment\r\n"
+    "import tensorflow as tf\r\n"
+    "a = 1; b = tf.constant(2)\r\n"
+    "\r\n"
+    "# before the decorators\r\n"
+    "@tf.function\r\n"
+    "# between decorators\r\n"
+    "@other(\r\n"
+    "    1)\r\n"
+    "\r\n"
+    "def step(x):\r\n"
+    "    with tf.GradientTape() as tape:\r\n"
+    "        y = x * x  # trailing\r\n"
+    "    # a comment at the body's indentation, after its last statement\r\n"
+    "    return tape.gradient(y, x)\r\n"
+    "(\r\n"
+    "    step\r\n"
+    ")(tf.constant(1.0))\r\n"
+    "class Model(tf.keras.Model):\r\n"
+    "\tdef call(self, x):\r\n"
+    "\t\treturn x if x is not None else '''a\r\n"
+    "b'''\r\n"
+    "if a: b = 2\r\n"
+    "else: b = \\\r\n"
+    "    3\r\n"
+    "last = [\r\n"
+    "    1,\r\n"
+    "]"
+)
+
+
+def test_positions_computed_per_statement_are_libcsts():
+    module = cst.parse_module(_TRICKY)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    facts = Facts(module, _TRICKY)
+    lazy = LazyPositions(module, _TRICKY, lambda node: facts.top_statement.get(id(node)))
+    for node, position in expected.items():
+        assert lazy.get(node) == position, type(node).__name__
+    # A node inside one statement is placed without a whole-file position pass.
+    fresh = LazyPositions(module, _TRICKY, lambda node: facts.top_statement.get(id(node)))
+    gradient = module.body[2].body.body[1].body[0].value  # type: ignore[attr-defined]
+    assert fresh.get(gradient) == expected[gradient]
+    assert fresh._full is None
+
+
+def test_findings_are_the_same_as_with_a_whole_file_position_pass(monkeypatch):
+    source = size_series.training_source(1600)
+    lazy = lint_source(source, "generated.py", Config())
+
+    class WholeFile(LazyPositions):
+        def get(self, node, default=None):  # type: ignore[no-untyped-def]
+            return self.full().get(node, default)
+
+    monkeypatch.setattr(engine, "LazyPositions", WholeFile)
+    whole = lint_source(source, "generated.py", Config())
+    assert len(lazy) >= 4
+    assert lazy == whole  # positions, messages and fixes (their edits carry positions too)
+
+
+def test_positions_without_facts_search_the_statements():
+    source = "x = 1\ny = x + 2\n"
+    module = cst.parse_module(source)
+    lazy = LazyPositions(module, source)
+    target = module.body[1].body[0].value  # type: ignore[attr-defined]
+    position = lazy.get(target)
+    assert (position.start.line, position.start.column, position.end.line, position.end.column) == (2, 4, 2, 9)
