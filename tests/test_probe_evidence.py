@@ -25,8 +25,8 @@ def site(line: int) -> Site:
 
 
 def var(name: str, shape: list[int], mav: float = 0.01, **kw) -> VariableEvidence:
-    return VariableEvidence(name=name, shape=shape, kernel=len(shape) >= 2, units=shape[-1] if len(shape) >= 2 else None,
-                            norm=mav * 10, mav=mav, **kw)
+    return VariableEvidence(name=name, shape=shape, kernel=len(shape) >= 2,
+                            units=shape[-1] if len(shape) >= 2 else None, norm=mav * 10, mav=mav, **kw)
 
 
 def step(index: int, variables: list[VariableEvidence], changed: dict[str, bool] | None = None,
@@ -35,7 +35,8 @@ def step(index: int, variables: list[VariableEvidence], changed: dict[str, bool]
         name: UpdateEvidence(changed=moved, ratio=1e-3 if moved else 0.0, kernel=True)
         for name, moved in (changed if changed is not None else {v.name: True for v in variables}).items()}
     return StepEvidence(index=index, observation=observation, site=site(20), variables=variables,
-                        applies=applies if applies is not None else ([] if observation else [ApplyEvidence(optimizer=1)]),
+                        applies=applies if applies is not None else
+                        ([] if observation else [ApplyEvidence(optimizer=1)]),
                         updates=updates, batch=kw.pop("batch", 32), **kw)
 
 
@@ -238,7 +239,8 @@ def softmax_run(clipped_per_step: list[int], batch: int) -> Evidence:
 
 def test_probabilities_clipped_on_the_right_side_are_saturated_too():
     (tl813,) = [f for f in compute_findings(softmax_run([32, 32], 32), SETTINGS) if f["code"] == "TL813"]
-    assert tl813["message"].startswith("100% of the 32 samples of the batch") and "2 of 2 gradients are exactly zero" in tl813["message"]
+    assert tl813["message"].startswith("100% of the 32 samples of the batch")
+    assert "2 of 2 gradients are exactly zero" in tl813["message"]
 
 
 def test_single_samples_are_pooled_before_saturation_is_judged():
@@ -299,3 +301,13 @@ def test_the_first_loss_of_a_tiny_batch_is_not_judged():
 
     assert "TL810" not in codes(compute_findings(run(2), SETTINGS))
     assert "TL810" in codes(compute_findings(run(32), SETTINGS))
+
+
+def test_the_last_gradient_of_a_loss_scaled_run_may_overflow_again():
+    skipping = OptimizerEvidence(id=1, class_name="LossScaleOptimizer", skips_nonfinite=True, applies=2)
+    observation = lso_step(3, True)
+    observation.observation, observation.applies, observation.updates = True, [], None
+    run = evidence(lso_step(1, True), lso_step(2, False), observation, optimizers=[skipping])
+    assert compute_findings(run, SETTINGS) == []
+    always = evidence(lso_step(1, True), lso_step(2, True), optimizers=[skipping])
+    assert "TL803" in codes(compute_findings(always, SETTINGS))

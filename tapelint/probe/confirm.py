@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable
+from typing import Callable
 
 from tapelint.diagnostic import Diagnostic, ProbeVerdict
 from tapelint.probe.evidence import OptimizerEvidence, Site, StepEvidence

@@ -183,14 +183,15 @@ class StepEvidence(Record):
     batch: int | None = None
     device: str | None = None
     ended_by: str = ""
-    # How many `tape.gradient` calls the step made, and whether a later one reused the first call's tape.
+    # How many `tape.gradient` calls the step made (a GAN's two tapes, two gradients from one persistent tape).
     gradient_calls: int = 1
     # The gradients were read by some op before the next step (summed into an accumulator, clipped, ...).
     gradients_used: bool = False
     # Where the loss took a difference of two values both computed from the model (`s_i - s_j`), if it did.
     difference_site: Site | None = None
 
-    NESTED = {"site": (Site, "one"), "difference_site": (Site, "one"), "variables": (VariableEvidence, "list"), "applies": (ApplyEvidence, "list"),
+    NESTED = {"site": (Site, "one"), "difference_site": (Site, "one"), "variables": (VariableEvidence, "list"),
+              "applies": (ApplyEvidence, "list"),
               "updates": (UpdateEvidence, "dict")}
 
     @property

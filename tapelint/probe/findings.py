@@ -70,9 +70,11 @@ class _Run:
 
     def skipped_nonfinite(self, step: StepEvidence) -> bool:
         """A loss-scale optimizer got non-finite gradients in this step, so it skipped the update (by design)."""
+        # The gradients handed to it are counted eagerly; in a traced step only the measured ones are seen.
+        measured = any(v.nonfinite for v in step.variables)
         for apply in step.applies:
             optimizer = self.evidence.optimizer(apply.optimizer)
-            if apply.nonfinite_gradients and optimizer is not None and optimizer.skips_nonfinite:
+            if (apply.nonfinite_gradients or measured) and optimizer is not None and optimizer.skips_nonfinite:
                 return True
         return False
 
@@ -188,15 +190,19 @@ def _zero_gradients(run: _Run) -> list[Finding]:
 
 def _nan_gradients(run: _Run) -> list[Finding]:
     steps = run.steps
-    for i, step in enumerate(steps):
+    # Every update went to a loss-scale optimizer, and some step had finite gradients: its scale works.
+    scaled = any(o.skips_nonfinite for o in run.evidence.optimizers) and \
+        all(o.skips_nonfinite for o in run.evidence.optimizers if o.applies) and \
+        any(s.variables and not any(v.nonfinite for v in s.variables) for s in steps)
+    for step in steps:
         bad = [v.name for v in step.variables if v.nonfinite]
         loss = number(step.loss)
         loss_bad = loss is not None and not math.isfinite(loss)
         if not (bad or loss_bad):
             continue
-        if bad and not loss_bad and run.skipped_nonfinite(step) and \
-                any(not any(v.nonfinite for v in later.variables) for later in steps[i + 1:]):
-            # A loss-scale optimizer skips such a step and lowers its scale; the later gradients are finite.
+        if bad and not loss_bad and scaled and (run.skipped_nonfinite(step) or step.observation):
+            # A loss-scale optimizer skips such a step and lowers its scale (the gradient after the last probed
+            # update would be skipped too).
             continue
         what = f"NaN or Inf in the gradient of {_names(bad)}" if bad else "the gradients are finite"
         return [_finding("TL803", step.site, f"{what} {run.label(step)}; loss {_fmt(step.loss)}",

@@ -382,7 +382,8 @@ class Recorder:
         if not last.applies and not last.changed and last.gradients_used:
             return "the gradients were kept (accumulated) without an update: the probe waited for the update"
         skipping = {o.id for o in self.optimizers if o.skips_nonfinite}
-        if any(a.nonfinite_gradients and a.optimizer in skipping for a in last.applies):
+        measured = any(v.nonfinite for v in last.variables)
+        if any((a.nonfinite_gradients or measured) and a.optimizer in skipping for a in last.applies):
             return ("the loss-scale optimizer skipped an update whose gradients were not finite: the probe waited "
                     "for a finite step")
         records = [s.record for s in self.steps if not s.observation]

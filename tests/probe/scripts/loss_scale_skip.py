@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
+keras.utils.set_random_seed(50)
 rng = np.random.default_rng(50)
 x = rng.normal(size=(256, 16)).astype("float32")
 y = rng.integers(0, 4, size=256)

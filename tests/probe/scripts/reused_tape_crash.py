@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
+keras.utils.set_random_seed(3)
 rng = np.random.default_rng(3)
 real = rng.normal(size=(16, 4)).astype("float32")
 generator = keras.Sequential([keras.Input((2,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(4)])
