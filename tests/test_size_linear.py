@@ -100,6 +100,9 @@ def test_positions_computed_per_statement_are_libcsts():
     fresh = LazyPositions(module, _TRICKY, lambda node: facts.top_statement.get(id(node)))
     gradient = module.body[2].body.body[1].body[0].value  # type: ignore[attr-defined]
     assert fresh.get(gradient) == expected[gradient]
+    # Inside a method of a class indented with tabs: only that method's statement is generated.
+    returned = module.body[4].body.body[0].body.body[0].body[0].value  # type: ignore[attr-defined]
+    assert fresh.get(returned) == expected[returned]
     assert fresh._full is None
 
 

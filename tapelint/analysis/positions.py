@@ -33,11 +33,16 @@ def full_positions(module: cst.Module) -> Mapping[cst.CSTNode, Any]:
     return provider._computed
 
 
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
+
+
 class LazyPositions:
     """`get(node)` answers as `MetadataWrapper(module).resolve(PositionProvider).get(node)` would.
 
     `statement_of(node)` may say which top-level statement (index into `module.body`) holds a node,
-    or None when it does not know; then the statements are searched."""
+    or None when it does not know; then the statements are searched. Inside a class or function the
+    code is generated for the statement of its body that holds the node (methods of a large class),
+    with the indentation of the blocks around it."""
 
     def __init__(self, module: cst.Module, source: str,
                  statement_of: Callable[[cst.CSTNode], int | None] | None = None) -> None:
@@ -45,8 +50,12 @@ class LazyPositions:
         self.source = source
         self.statement_of = statement_of
         self._full: Mapping[cst.CSTNode, Any] | None = None
+        # id(statement) -> its positions, or None when they could not be had statement-wise
         self._done: dict[int, Mapping[cst.CSTNode, Any] | None] = {}
-        self._starts: list[int] | None = None  # first line of each top-level statement's code
+        self._tree: ast.Module | None | bool = False  # CPython's parse, made on first use
+        # id(libcst statement) -> the line its code (leading blank and comment lines included) begins on
+        self._starts: dict[int, int] = {}
+        self._placed: set[int] = set()  # ids of the blocks whose statements have their lines in _starts
         self._line_offsets: list[int] | None = None
 
     def __getitem__(self, node: cst.CSTNode) -> Any:
@@ -63,7 +72,7 @@ class LazyPositions:
             return self._full.get(node, default)
         index = self._statement_index(node) if node is not self.module else None
         if index is not None:
-            computed = self._statement_positions(index)
+            computed = self._positions_around(node, index)
             if computed is not None and node in computed:
                 return computed[node]
         return self.full().get(node, default)
@@ -85,47 +94,72 @@ class LazyPositions:
                 return index
         return None
 
-    # ----- one statement's positions
-    def _statement_positions(self, index: int) -> Mapping[cst.CSTNode, Any] | None:
-        if index in self._done:
-            return self._done[index]
-        result = None
-        start = self._start_line(index)
-        if start is not None:
-            result = self._generate(index, start)
-        self._done[index] = result
-        return result
+    def _positions_around(self, node: cst.CSTNode, index: int) -> Mapping[cst.CSTNode, Any] | None:
+        """The positions of the innermost statement of a class or function body that holds `node`,
+        starting from the top-level statement `index`."""
+        tree = self._parsed()
+        if tree is None:
+            return None
+        statement: cst.BaseStatement = self.module.body[index]
+        if not self._place(self.module, self.module.body, tree.body):
+            return None
+        indents: list[str] = []
+        while isinstance(statement, _DEFINITIONS) and statement is not node \
+                and isinstance(statement.body, cst.IndentedBlock):
+            block = statement.body
+            inner = next((s for s in block.body if s is node or contains(s, node)), None)
+            if inner is None:
+                break  # in the header: the decorators, the name, the parameters
+            found = self._ast_of.get(id(statement))
+            if found is None or not self._place(block, block.body, found.body):
+                break
+            indents.append(self.module.default_indent if block.indent is None else block.indent)
+            statement = inner
+        key = id(statement)
+        if key not in self._done:
+            line = self._starts.get(key)
+            self._done[key] = self._generate(statement, line, indents) if line is not None else None
+        return self._done[key]
 
-    def _start_line(self, index: int) -> int | None:
-        if self._starts is None:
-            self._starts = self._statement_starts()
-        return self._starts[index] if index < len(self._starts) else None
+    # ----- where statements start
+    def _parsed(self) -> ast.Module | None:
+        if self._tree is False:
+            try:
+                self._tree = ast.parse(self.source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = None
+            self._ast_of: dict[int, ast.stmt] = {}
+        return self._tree  # type: ignore[return-value]
 
-    def _statement_starts(self) -> list[int]:
-        """The line where each top-level statement's code (its leading blank and comment lines included)
-        begins, from CPython's parse; [] when the two parsers disagree on the statements."""
-        try:
-            tree = ast.parse(self.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return []
-        nodes = tree.body
-        starts: list[int] = []
+    def _place(self, owner: cst.CSTNode, statements: Any, nodes: list[ast.stmt]) -> bool:
+        """Record the first line of each statement of a block, from CPython's statements of the same
+        block; False when the two parsers disagree on them."""
+        if id(owner) in self._placed:
+            return True
+        starts: dict[int, int] = {}
+        first_nodes: dict[int, ast.stmt] = {}
         position = 0
-        for statement in self.module.body:
+        for statement in statements:
             if position >= len(nodes):
-                return []
+                return False
             first = nodes[position]
             line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
             leading = len(statement.leading_lines)
             decorators = getattr(statement, "decorators", ())
             if decorators:
                 leading += len(decorators[0].leading_lines)
-            starts.append(line - leading)
+            starts[id(statement)] = line - leading
+            first_nodes[id(statement)] = first
             # `a = 1; b = 2` is one libcst line and two CPython statements.
             position += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        return starts if position == len(nodes) else []
+        if position != len(nodes):
+            return False
+        self._starts.update(starts)
+        self._ast_of.update(first_nodes)
+        self._placed.add(id(owner))
+        return True
 
-    def _generate(self, index: int, line: int) -> Mapping[cst.CSTNode, Any] | None:
+    def _generate(self, statement: cst.BaseStatement, line: int, indents: list[str]) -> Mapping[cst.CSTNode, Any] | None:
         if self._line_offsets is None:
             self._line_offsets = [0, *(match.end() for match in NEWLINE_RE.finditer(self.source))]
         if not 1 <= line <= len(self._line_offsets):
@@ -137,12 +171,14 @@ class LazyPositions:
             default_indent=module.default_indent, default_newline=module.default_newline, provider=provider)
         state.line = line
         state.column = 0
-        module.body[index]._codegen(state)
+        state.indent_tokens = list(indents)
+        statement._codegen(state)
         offset = self._line_offsets[line - 1]
         text = "".join(state.tokens)
         if not self.source.startswith(text, offset):
             # The file's last statement without its newline: libcst drops it only after generating.
-            last = index == len(module.body) - 1 and not module.has_trailing_newline and not module.footer
+            last = not indents and statement is module.body[-1] and not module.has_trailing_newline \
+                and not module.footer
             if not (last and state.tokens and self.source.startswith("".join(state.tokens[:-1]), offset)
                     and offset + len(text) - len(state.tokens[-1]) == len(self.source)):
                 return None
