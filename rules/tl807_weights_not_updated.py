@@ -35,9 +35,7 @@ class WeightsNotUpdated(Rule):
     an accumulator): the probe runs on until the update (at most 32 steps more), and steps folded into a later update
     are not reported. Two gradients from one persistent tape before one update are one step. A step that a
     LossScaleOptimizer skipped because its gradients were not finite is not reported (the report says "update
-    skipped: gradients not finite"), nor a step that the script's own error cut short. Inside a `tf.function` run as
-    a graph, the probe cannot see an op read the gradients, so accumulation there is recognised only once the
-    update arrives within the probed steps.
+    skipped: gradients not finite"), nor a step that the script's own error cut short.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL807` does. Reported at the creation of the optimizer that was never applied, or at the `tape.gradient` call.

@@ -24,6 +24,8 @@ ELEMENTWISE_BINARY = frozenset({
     "FloorDiv", "FloorMod", "Xdivy", "Xlogy", "MulNoNan", "Atan2", "TruncateDiv",
 })
 DIFFERENCE_OPS = frozenset({"Sub", "SquaredDifference"})
+# Ops that pass gradients on without reading them (a tf.function's outputs, the probe's own callbacks).
+PASS_THROUGH_OPS = frozenset({"Identity", "IdentityN", "NoOp", "EagerPyFunc", "StopGradient"})
 
 
 def _static_shape(tensor: Any) -> tuple[int | None, ...] | None:
@@ -86,6 +88,7 @@ class OpWatch:
         self.broadcast: dict[str, Any] | None = None
         self.difference_site: Any = None
         self.gradients_used = False
+        self._on_use: Callable[[], None] | None = None
 
     # -- switching ------------------------------------------------------------------------------------
     def _register(self) -> None:
@@ -101,6 +104,7 @@ class OpWatch:
 
     def stop(self) -> None:
         self.mode = None
+        self._on_use = None
         self.tainted.clear()
         self.gradients.clear()
         if self._registered:
@@ -122,9 +126,11 @@ class OpWatch:
             self.mode = "taint"
             self._register()
 
-    def watch_gradients(self, gradients: list[Any]) -> None:
-        """`tape.gradient` returned these: note whether some op reads them before the next step."""
+    def watch_gradients(self, gradients: list[Any], on_use: Callable[[], None] | None = None) -> None:
+        """`tape.gradient` returned these: note whether some op reads them before the next step (and call
+        `on_use` when one does: a traced step's ops are seen once, when it is traced)."""
         self.stop()
+        self._on_use = on_use
         for tensor in gradients:
             if tensor is not None:
                 self.gradients.add(tensor)
@@ -145,8 +151,15 @@ class OpWatch:
                 self._taint(op_type, list(inputs or ()), list(outputs or ()))
             elif self.mode == "gradients":
                 if any(t in self.gradients for t in inputs or ()):
+                    if op_type in PASS_THROUGH_OPS:
+                        for tensor in outputs or ():
+                            self.gradients.add(tensor)
+                        return None
                     self.gradients_used = True
+                    on_use = self._on_use
                     self.stop()
+                    if on_use is not None:
+                        on_use()
         except Exception:  # noqa: BLE001 - the watch must never break the user's op
             pass
         return None

@@ -251,12 +251,13 @@ def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, f
     def body(values: list[Any]) -> None:
         recorder = STATE.recorder
         assert recorder is not None
-        recorder.before_gradient(trainable, site)
+        recorder.before_gradient(trainable, site, tape)
         recorder.after_gradient(rebuild_target(values[:len(target_tensors)]), flat,
                                 rebuild_gradients(values[len(target_tensors):]))
 
     done = _host_call(body, target_tensors + gradient_tensors, "gradient")
     routed = [_after(done, g) for g in gradients]
+    STATE.recorder.traced_gradients(routed, site)  # type: ignore[union-attr]
     return tf.nest.pack_sequence_as(result, routed, expand_composites=False)
 
 

@@ -220,6 +220,7 @@ class Step:
         self.record = StepEvidence(index=index, observation=observation, site=_site(site), gradient_calls=0)
         self.keys: set[int] = set()
         self.tape: Any = None
+        self.gradient_sites: set[tuple[Any, Any]] = set()
         self.by_key: dict[int, VariableEvidence] = {}
         self.before: dict[int, tuple[Any, np.ndarray]] = {}
         self.gradient_done = False
@@ -264,6 +265,8 @@ class Recorder:
         self.broadcasts: list[BroadcastEvidence] = []
         self.gpus: list[str] = []
         self._names: dict[int, str] = {}
+        # The `tape.gradient` lines of traced functions whose graph reads the gradients (an accumulator).
+        self._traced_use: set[tuple[Any, Any]] = set()
         self._taken_names: set[str] = set()
         self.watch = OpWatch(_op_site)
 
@@ -336,13 +339,16 @@ class Recorder:
             self.name_of(variable, frame)
         site = user_site(frame)
         current = self.current
-        if current is not None and current.gradient_done and used:
+        if current is not None and current.gradient_done and (used or _site_key(current.record.site)
+                                                              in self._traced_use):
             current.record.gradients_used = True
         if current is None:
             self._start(keys, site, tape, observation=self.completed >= self.max_steps and not self._extend())
         elif keys & current.keys and not (tape is not None and _same(current.tape, tape)
-                                          and not current.record.applies):
-            # The same variables again, from a new tape: the previous step is over.
+                                          and not current.record.applies
+                                          and _site_key(_site(site)) not in current.gradient_sites):
+            # The same variables again, from a new tape (or from the same line again: a traced step reuses its
+            # tape object every time it runs): the previous step is over.
             self._finish_current("the next gradient call")
             self._start(keys, site, tape, observation=self.completed >= self.max_steps and not self._extend())
         else:
@@ -352,6 +358,7 @@ class Recorder:
         step = self.current
         assert step is not None
         step.record.gradient_calls += 1
+        step.gradient_sites.add(_site_key(_site(site)))
         if broadcast is not None and not any(b.step == step.index for b in self.broadcasts):
             self.broadcasts.append(BroadcastEvidence.from_dict({**broadcast, "step": step.index,
                                                                 "site": _site(broadcast.get("site"))}))
@@ -441,6 +448,15 @@ class Recorder:
             raise StopProbe()
         self.watch.watch_gradients([g for g in gradients if g is not None])
 
+    def traced_gradients(self, gradients: list[Any], site: dict[str, Any] | None) -> None:
+        """A tf.function's trace computed these gradients at `site`: whether its graph reads them is seen now,
+        once, and holds for every step that runs the graph."""
+        if self.stopped or site is None:
+            return
+        key = _site_key(Site.from_dict(site))
+        self.watch.watch_gradients([g for g in gradients if g is not None],
+                                   on_use=lambda: self._traced_use.add(key))
+
     def _batch_size(self, step: Step) -> int | None:
         for call in self.model_calls:
             if call.step == step.index and call.batch:
@@ -510,7 +526,8 @@ class Recorder:
         """The script ended (or was stopped): close the step that is still open."""
         self.watch.stop()
         if self.current is not None and not self.current.observation:
-            if self.current.gradient_done and self.watch.take()[2]:
+            if self.current.gradient_done and (self.watch.take()[2] or _site_key(self.current.record.site)
+                                               in self._traced_use):
                 self.current.record.gradients_used = True
             self._finish_current(ended_by)
         self.current = None
@@ -697,6 +714,10 @@ def _op_site(frame: Any) -> dict[str, Any] | None:
     instrument = sys.modules.get("tapelint.probe.instrument")
     trace_site = getattr(instrument, "trace_site", None)
     return trace_site(frame) if trace_site is not None else user_site(frame)
+
+
+def _site_key(site: Site | None) -> tuple[Any, Any]:
+    return (site.path, site.line) if site is not None else (None, None)
 
 
 def _ref(obj: Any) -> Any:

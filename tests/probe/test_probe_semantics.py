@@ -20,8 +20,9 @@ SCRIPTS = "tests/probe/scripts"
 
 MISSES = ["seed1_batch1", "broadcast_handwritten_loss", "broadcast_handwritten_loss_tf_function",
           "saturated_softmax_batch1", "saturated_softmax_right_side", "plain_variables_bias_not_applied",
-          "plain_variables_bias_not_applied_reversed"]
-CORRECT = ["persistent_two_gradients", "gradient_accumulation", "plain_variables_correct", "large_embedding",
+          "plain_variables_bias_not_applied_reversed", "no_update_tf_function"]
+CORRECT = ["persistent_two_gradients", "persistent_two_gradients_tf_function", "gradient_accumulation", "gradient_accumulation_tf_function",
+           "plain_variables_correct", "large_embedding",
            "gan_two_tapes", "pairwise_ranknet", "pairwise_ranknet_tf_function", "loss_scale_skip",
            "loss_scale_skip_tf_function", "small_batch_relu_correct"]
 
@@ -81,6 +82,13 @@ def test_an_unapplied_plain_variable_is_reported_by_its_own_name_in_either_order
     assert "(`b`)" in tl807["message"] and "1 of 2" in tl807["message"]
 
 
+def test_a_traced_step_that_never_applies_its_gradients_is_still_reported(reports):
+    report = reports["no_update_tf_function"]
+    (tl807,) = found(report, "TL807")
+    assert "never applied" in tl807["message"] and tl807["line"] == 15
+    assert report["probe"]["steps"] == 3  # one run of the traced step is one step, though its tape is reused
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Correct loops, left alone
 
@@ -98,8 +106,9 @@ def test_plain_variables_are_shown_by_the_names_the_script_gives_them(reports):
     assert set(first["updates"]) == {"w", "b"}
 
 
-def test_gradient_accumulation_is_probed_until_its_update(reports):
-    report = reports["gradient_accumulation"]
+@pytest.mark.parametrize("name", ["gradient_accumulation", "gradient_accumulation_tf_function"])
+def test_gradient_accumulation_is_probed_until_its_update(reports, name):
+    report = reports[name]
     assert report["probe"]["steps"] >= 4  # four micro-batches per update, asked for three steps
     assert any("accumulated" in note for note in report["probe"]["notes"])
 
@@ -110,8 +119,9 @@ def test_a_loss_scale_optimizer_skipping_overflowing_steps_is_explained(reports,
     assert any("update skipped: gradients not finite" in note for note in notes)
 
 
-def test_two_gradients_from_one_persistent_tape_are_one_step(reports):
-    steps = reports["persistent_two_gradients"]["probe"]["measurements"]
+@pytest.mark.parametrize("name", ["persistent_two_gradients", "persistent_two_gradients_tf_function"])
+def test_two_gradients_from_one_persistent_tape_are_one_step(reports, name):
+    steps = reports[name]["probe"]["measurements"]
     assert [s["gradient_calls"] for s in steps if not s["observation"]] == [2, 2, 2]
 
 
