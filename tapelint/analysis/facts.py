@@ -204,6 +204,7 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 # Exact node types (SPAN_NODES are concrete classes), for a set lookup instead of isinstance per node.
 _SPAN_TYPES = frozenset(SPAN_NODES)
 _METHODS: dict[tuple[type, type, str], str | None] = {}
+_UNSEEN = object()
 
 
 def _dispatch(visitor: object, cls: type, prefix: str):  # type: ignore[no-untyped-def]
@@ -236,6 +237,10 @@ class _Collector(cst.CSTVisitor):
         self.open_ands: dict[int, list[int]] = {}
         self.depth = 0
         self.top = -1
+        self.top_statement = facts.top_statement
+        self.spans = facts.spans
+        self.visitors: dict[type, object] = {}
+        self.leavers: dict[type, object] = {}
 
     # Every node gets an order number, so "before"/"after" questions are cheap.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -244,25 +249,31 @@ class _Collector(cst.CSTVisitor):
         self.depth += 1
         if self.depth == 2:
             self.top += 1
-        self.f.top_statement[id(node)] = self.top
+        key = id(node)
+        self.top_statement[key] = self.top
         if self.right_operands:
-            entry = self.right_operands.pop(id(node), None)
+            entry = self.right_operands.pop(key, None)
             if entry is not None:
                 entry[2] = self.order - 1
         cls = type(node)
         if cls in _SPAN_TYPES:
-            self.f.spans[id(node)] = [node, self.order, self.order]
-        visit = _dispatch(self, cls, "visit_")
+            self.spans[key] = [node, self.order, self.order]
+        # This runs for every node of the file: the handler is looked up once per node type.
+        visit = self.visitors.get(cls, _UNSEEN)
+        if visit is _UNSEEN:
+            visit = self.visitors[cls] = _dispatch(self, cls, "visit_")
         return visit is None or visit(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.depth -= 1
         cls = type(original_node)
         if cls in _SPAN_TYPES:
-            span = self.f.spans.get(id(original_node))
+            span = self.spans.get(id(original_node))
             if span is not None:
                 span[2] = self.order
-        leave = _dispatch(self, cls, "leave_")
+        leave = self.leavers.get(cls, _UNSEEN)
+        if leave is _UNSEEN:
+            leave = self.leavers[cls] = _dispatch(self, cls, "leave_")
         if leave is not None:
             leave(original_node)
 

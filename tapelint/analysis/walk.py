@@ -47,32 +47,48 @@ def _wanted(cls: type) -> bool:
 
 
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    # Runs for every node of every file: the per-type tables are read inline.
+    cls = type(node)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _field_names(cls)
     children: list[cst.CSTNode] = []
-    for name in _field_names(type(node)):
+    for name in names:
         value: Any = getattr(node, name)
-        cls = type(value)
-        if cls is tuple or cls is list:
-            children.extend(item for item in value if _wanted(type(item)))
-        elif _wanted(cls):
-            children.append(value)
+        value_cls = type(value)
+        if value_cls is tuple or value_cls is list:
+            for item in value:
+                wanted = _WANTED.get(type(item))
+                if wanted is None:
+                    wanted = _wanted(type(item))
+                if wanted:
+                    children.append(item)
+        else:
+            wanted = _WANTED.get(value_cls)
+            if wanted is None:
+                wanted = _wanted(value_cls)
+            if wanted:
+                children.append(value)
     return children
 
 
 def walk(node: cst.CSTNode, visitor: Any) -> None:
     """Depth-first, source-ordered traversal calling `visitor.on_visit` / `visitor.on_leave`."""
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        current, leaving = stack.pop()
+        current, leaving = pop()
         if leaving:
-            visitor.on_leave(current)
+            on_leave(current)
             continue
-        if visitor.on_visit(current) is False:
-            visitor.on_leave(current)
+        if on_visit(current) is False:
+            on_leave(current)
             continue
-        stack.append((current, True))
+        push((current, True))
         children = child_nodes(current)
         for child in reversed(children):
-            stack.append((child, False))
+            push((child, False))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
