@@ -398,6 +398,8 @@ class ModelInfo:
 
 
 _BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+_BRANCHING_TYPES = frozenset(_BRANCHING)
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 class ModelReader:
@@ -672,19 +674,23 @@ class ModelReader:
             enclosing: dict[int, tuple[int, ...]] = {}
             root = scope.node if scope.node is not None else self.f.module
             stack: list[int] = []
+            around: list[tuple[int, ...]] = [()]  # tuple(stack), shared by the nodes between changes
 
             class Walker:
                 def on_visit(self, node: cst.CSTNode) -> bool:
-                    if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
+                    if node is not root and kind in _SCOPE_TYPES:
                         return False  # another scope
-                    enclosing[id(node)] = tuple(stack)
-                    if isinstance(node, _BRANCHING):
+                    enclosing[id(node)] = around[0]
+                    if kind in _BRANCHING_TYPES:
                         stack.append(id(node))
+                        around[0] = tuple(stack)
                     return True
 
                 def on_leave(self, original_node: cst.CSTNode) -> None:
-                    if isinstance(original_node, _BRANCHING) and stack and stack[-1] == id(original_node):
+                    if type(original_node) in _BRANCHING_TYPES and stack and stack[-1] == id(original_node):
                         stack.pop()
+                        around[0] = tuple(stack)
 
             # A read-only walk: `CSTNode.visit` would rebuild every node of the body.
             walk(root, Walker())
