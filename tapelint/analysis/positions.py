@@ -4,10 +4,12 @@ pass over the whole file.
 libcst computes positions by generating the code of the whole module while counting lines, which costs
 about 1.3 times the parse, and `MetadataWrapper.resolve` adds a full (empty) visit that rebuilds every
 node on top. A file's findings sit in a few of its statements, so the code is generated only for the
-top-level statement that holds an asked-for node, starting at that statement's line. The line comes
-from CPython's `ast` (a fraction of the libcst parse) and is checked: the statement's generated text
-must be the source text at that line, else, and for nodes outside any top-level statement, the whole
-module's positions are computed as before. The answers are PositionProvider's either way.
+statement that holds an asked-for node (a top-level statement, or inside a class or function the
+statement of its body), starting at that statement's line with the indentation of the blocks around
+it. The line comes from CPython's `ast` (a fraction of the libcst parse) and is checked: the
+statement's generated text must be the source text at that line, else, and for nodes outside any
+statement, the whole module's positions are computed as before. The answers are PositionProvider's
+either way.
 
 This reaches into libcst's codegen (`_codegen`, `_gen_impl`, the position-providing codegen state):
 the libcst version is pinned in pyproject.toml for that reason.
@@ -53,6 +55,7 @@ class LazyPositions:
         # id(statement) -> its positions, or None when they could not be had statement-wise
         self._done: dict[int, Mapping[cst.CSTNode, Any] | None] = {}
         self._tree: ast.Module | None | bool = False  # CPython's parse, made on first use
+        self._ast_of: dict[int, ast.stmt] = {}  # id(libcst statement) -> CPython's first statement of it
         # id(libcst statement) -> the line its code (leading blank and comment lines included) begins on
         self._starts: dict[int, int] = {}
         self._placed: set[int] = set()  # ids of the blocks whose statements have their lines in _starts
@@ -128,7 +131,6 @@ class LazyPositions:
                 self._tree = ast.parse(self.source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = None
-            self._ast_of: dict[int, ast.stmt] = {}
         return self._tree  # type: ignore[return-value]
 
     def _place(self, owner: cst.CSTNode, statements: Any, nodes: list[ast.stmt]) -> bool:
