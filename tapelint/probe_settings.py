@@ -37,8 +37,8 @@ PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {
     "initial-loss-ratio": (1.0, float, "TheDeepChecker's dev_ratio: the first loss of a classifier more than "
                                        "ratio * ln(classes) away from ln(classes), the loss of a uniform guess."),
     "saturated-fraction": (0.5, float, "DeepDiagnosis flags saturation when more than 50% of outputs are saturated. Here "
-                                       "a sample is saturated when its probability is exactly 0 or 1 in float32 and it "
-                                       "is wrong, so the clipped loss passes no gradient for it."),
+                                       "a sample is saturated when the loss clips its probability (0 or 1 in float32, "
+                                       "on either side), so the clipped loss passes no gradient for it."),
 }
 
 
