@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.blocks import blocks
-from tapelint.analysis.dataflow import names_in
+from tapelint.analysis.dataflow import names_in_order
 from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.gradients import GradientCall, gradient_calls
 from tapelint.analysis.loss_flow import calls_in, last_assignment
@@ -78,7 +78,7 @@ def _variable_kind(facts: Facts, expr: cst.BaseExpression, site: CallSite) -> st
 
 
 def _matches(name: str, roots: set[str]) -> str | None:
-    for root in roots:
+    for root in sorted(roots):
         if name == root or name.startswith(root + "."):
             return root
     return None
@@ -103,7 +103,7 @@ def _computed_from(facts: Facts, grad: GradientCall, value: cst.BaseExpression, 
                 found = _matches(func, owners)
                 if found is not None:
                     return found
-        for name in names_in(expr):
+        for name in names_in_order(expr):
             found = _matches(name, variables)
             if found is not None:
                 return found
@@ -136,7 +136,7 @@ def _read_back(facts: Facts, grad: GradientCall, assign: CallSite, variable: str
         expr, at, reader = pending.pop()
         if result_cut and any(call is assign.node for call in calls_in(expr)):
             return reader
-        names = names_in(expr)
+        names = names_in_order(expr)
         if at > assign.order and not spans.exclusive(assign.order, at) and any(
                 n == variable or n.startswith(variable + ".") for n in names):
             return expr

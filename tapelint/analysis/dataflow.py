@@ -568,21 +568,27 @@ def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = 
 
 def names_in(expr: cst.CSTNode | None) -> set[str]:
     """Dotted names read by an expression (not attribute tails, not keyword names)."""
-    found: set[str] = set()
+    return set(names_in_order(expr))
+
+
+def names_in_order(expr: cst.CSTNode | None) -> list[str]:
+    """`names_in`, in the order the source reads them, so that a message naming one of them is the same
+    on every run (a set's order changes with the hash seed)."""
+    found: dict[str, None] = {}
     if expr is None:
-        return found
+        return []
 
     def visit(node: cst.CSTNode) -> None:
         if isinstance(node, cst.Attribute):
             name = dotted(node)
             if name is not None:
-                found.add(name)
-                found.add(name.split(".")[0])
+                found[name] = None
+                found[name.split(".")[0]] = None
                 return
             visit(node.value)
             return
         if isinstance(node, cst.Name):
-            found.add(node.value)
+            found[node.value] = None
             return
         if isinstance(node, cst.Arg):
             visit(node.value)
@@ -593,7 +599,7 @@ def names_in(expr: cst.CSTNode | None) -> set[str]:
             visit(child)
 
     visit(expr)
-    return found
+    return list(found)
 
 
 def contains(tree: cst.CSTNode | None, node: cst.CSTNode) -> bool:
