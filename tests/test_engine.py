@@ -101,3 +101,22 @@ def test_tape_blocks_and_gradient_calls_are_recorded_with_persistence():
     assert [c.receiver for c in facts.gradient_calls()] == ["inner", "outer"]
     inner_call = facts.gradient_calls()[0]
     assert [t.name for t in inner_call.tapes] == ["outer"]
+
+
+def test_a_lint_collects_garbage_less_often_and_restores_the_collector_after(monkeypatch):
+    import gc
+
+    import tapelint.engine as engine
+
+    seen = []
+    original = engine._lint_deep
+
+    def recording(*args, **kwargs):
+        seen.append(gc.get_threshold()[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_lint_deep", recording)
+    before = gc.get_threshold()
+    engine.lint_source("import tensorflow as tf\nx = tf.constant(1)\n", "a.py")
+    assert seen and seen[0] >= engine._GC_THRESHOLD
+    assert gc.get_threshold() == before
