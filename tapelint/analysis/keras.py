@@ -830,3 +830,52 @@ def layer_constructions(facts: Facts, expr: cst.BaseExpression, scope: Scope, or
             return None
         out.append((value.cls.rsplit(".", 1)[-1], value.node))
     return out
+
+
+# Layers that keep the size of the last axis of their input.
+SAME_WIDTH_LAYERS = frozenset({"Dropout", "Activation", "Softmax", "ReLU", "LeakyReLU", "BatchNormalization",
+                               "LayerNormalization", "GaussianNoise", "ActivityRegularization"})
+
+
+def sequential_layers(facts: Facts, construction: cst.Call, scope: Scope, order: int
+                      ) -> list[tuple[str, cst.Call] | None]:
+    """The layers of `Sequential([...])` and of its later `.add(...)` calls in the same scope, in order;
+    None for one that cannot be read."""
+    out: list[tuple[str, cst.Call] | None] = []
+    listed = arg_value(construction, 0, "layers")
+    if isinstance(listed, (cst.List, cst.Tuple)):
+        for element in listed.elements:
+            out.append(_one_layer(facts, element.value, scope, order) if not isinstance(
+                element, cst.StarredElement) else None)
+    elif listed is not None:
+        return [None]
+    for binding in facts.bindings_of_value(construction):
+        if binding.index is not None or binding.path:
+            continue
+        later = [b.order for b in facts.bindings_of(binding.target) if b.scope is binding.scope and b.order > binding.order]
+        end = min(later, default=1 << 60)
+        for site in facts.calls_to(f"{binding.target}.add"):
+            if site.scope is binding.scope and binding.order < site.order < end:
+                out.append(_one_layer(facts, arg_value(site.node, 0, "layer"), site.scope, site.order))
+    return out
+
+
+def _one_layer(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
+    if expr is None:
+        return None
+    found = layer_constructions(facts, expr, scope, order)
+    return found[0] if found and len(found) == 1 else None
+
+
+def sequential_width_layer(facts: Facts, construction: cst.Call, scope: Scope, order: int
+                           ) -> tuple[str, cst.Call] | None:
+    """The last layer of a `Sequential` (its list, then its `.add(...)` calls) that sets the width of its
+    output (`Dense(1)` in `Sequential([Dense(32), Dense(1), Dropout(0.1)])`), or None when a layer from
+    there on cannot be read."""
+    for layer in reversed(sequential_layers(facts, construction, scope, order)):
+        if layer is None:
+            return None
+        if layer[0] in SAME_WIDTH_LAYERS:
+            continue
+        return layer
+    return None

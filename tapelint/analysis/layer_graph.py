@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.keras import layer_activation, layer_class, layer_constructions
+from tapelint.analysis.keras import layer_activation, layer_class, layer_constructions, sequential_layers
 from tapelint.analysis.outputs import UNIT_LAYERS, constant_number, origins
 from tapelint.analysis.values import Kind, values_of
 
@@ -130,36 +130,6 @@ class Successor:
 def successors(facts: Facts) -> list[Successor]:
     """Every (Dense/convolution layer, next weighted layer) pair this module wires together."""
     return facts.cached("layer_successors", lambda: _Graph(facts).pairs())  # type: ignore[no-any-return]
-
-
-def sequential_layers(facts: Facts, construction: cst.Call, scope: Scope, order: int
-                      ) -> list[tuple[str, cst.Call] | None]:
-    """The layers of `Sequential([...])` and of its later `.add(...)` calls in the same scope, in order;
-    None for one that cannot be read."""
-    out: list[tuple[str, cst.Call] | None] = []
-    listed = arg_value(construction, 0, "layers")
-    if isinstance(listed, (cst.List, cst.Tuple)):
-        for element in listed.elements:
-            out.append(_one_layer(facts, element.value, scope, order) if not isinstance(
-                element, cst.StarredElement) else None)
-    elif listed is not None:
-        return [None]
-    for binding in facts.bindings_of_value(construction):
-        if binding.index is not None or binding.path:
-            continue
-        later = [b.order for b in facts.bindings_of(binding.target) if b.scope is binding.scope and b.order > binding.order]
-        end = min(later, default=1 << 60)
-        for site in facts.calls_to(f"{binding.target}.add"):
-            if site.scope is binding.scope and binding.order < site.order < end:
-                out.append(_one_layer(facts, arg_value(site.node, 0, "layer"), site.scope, site.order))
-    return out
-
-
-def _one_layer(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
-    if expr is None:
-        return None
-    found = layer_constructions(facts, expr, scope, order)
-    return found[0] if found and len(found) == 1 else None
 
 
 class _Graph:

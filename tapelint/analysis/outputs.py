@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import ModelInfo, Output, OutputInfo, layer_class, layer_constructions, model_reader
+from tapelint.analysis.keras import (ModelInfo, Output, OutputInfo, layer_class, layer_constructions, model_reader,
+                                    sequential_width_layer)
 from tapelint.analysis.training import weight_owners
 from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
 
@@ -150,29 +151,15 @@ def producing_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope
     return layers or None
 
 
-# Layers that keep the size of the last axis of their input.
-_SAME_WIDTH = frozenset({"Dropout", "Activation", "Softmax", "ReLU", "LeakyReLU", "BatchNormalization",
-                         "LayerNormalization", "GaussianNoise", "ActivityRegularization"})
-
-
 def _sequential_last_layer(facts: Facts, construction: cst.Call) -> cst.Call | None:
-    """The last layer of a `Sequential([...])` that sets the width of its output (`Dense(1)` in
-    `Sequential([Dense(32), Dense(1), Dropout(0.1)])`), or None when it cannot be read."""
+    """The layer that sets the width of a `Sequential(...)`'s output, or None when it cannot be read."""
     if facts.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
         return None
-    layers = arg_value(construction, 0, "layers")
     site = facts.call_site(construction)
-    if not isinstance(layers, (cst.List, cst.Tuple)) or site is None:
+    if site is None:
         return None
-    for element in reversed(layers.elements):
-        found = layer_constructions(facts, element.value, site.scope, site.order)
-        if not found or len(found) != 1:
-            return None
-        cls, call = found[0]
-        if cls in _SAME_WIDTH:
-            continue
-        return call
-    return None
+    found = sequential_width_layer(facts, construction, site.scope, site.order)
+    return found[1] if found is not None else None
 
 
 def last_axis_units(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, *,

@@ -19,9 +19,9 @@ from typing import Union
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value
-from tapelint.analysis.layer_graph import sequential_layers
+from tapelint.analysis.keras import sequential_width_layer
 from tapelint.analysis.names import dotted
-from tapelint.analysis.outputs import _SAME_WIDTH, last_axis_units, layer_units
+from tapelint.analysis.outputs import last_axis_units, layer_units
 from tapelint.analysis.values import Kind, Value, values, values_of
 from tapelint.analysis.walk import iter_nodes
 
@@ -616,13 +616,8 @@ class _Shapes:
         site = self.f.call_site(construction)
         if site is None or self.f.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
             return None
-        for layer in reversed(sequential_layers(self.f, construction, site.scope, site.order)):
-            if layer is None:
-                return None
-            if layer[0] in _SAME_WIDTH:
-                continue
-            return layer_units(self.f, layer[1])
-        return None
+        layer = sequential_width_layer(self.f, construction, site.scope, site.order)
+        return layer_units(self.f, layer[1]) if layer is not None else None
 
     def _mapped(self, dataset: Dataset, func: cst.BaseExpression | None) -> Struct:
         """`ds.map(lambda x, y: (x, y))`-style steps that only reorder or drop the element's parts."""
