@@ -89,12 +89,23 @@ class Config:
         only at the part below `walk_root`, so a folder the user names explicitly is always linted."""
         relative = _relative(str(path), self.root)
         below = path.relative_to(walk_root).parts if walk_root is not None else PurePosixPath(relative).parts
+        return any(self.excluded_name(part, "") for part in below) or self.excluded_name("", relative)
+
+    def excluded_name(self, name: str, relative: str) -> bool:
+        """Whether a file or folder called `name` is excluded by a folder-name pattern (`build`, `*.pb2.py`),
+        or one at `relative` (to the config's folder) by a path pattern (`src/gen/*`); an empty argument is
+        not tested. A folder walk asks this for each entry, having already pruned the excluded folders above
+        it (the per-file cost of `is_excluded` on large trees was mostly resolving paths again)."""
         for pattern in (*self.exclude, *self.extend_exclude):
-            if any(fnmatch.fnmatchcase(part, pattern) for part in below):
+            if name and fnmatch.fnmatchcase(name, pattern):
                 return True
-            if "/" in pattern.rstrip("/") and _glob_match(relative, pattern):
+            if relative and "/" in pattern.rstrip("/") and _glob_match(relative, pattern):
                 return True
         return False
+
+    def relative_path(self, path: Path) -> str:
+        """`path` relative to the config's folder, as patterns see it (posix; as given when outside it)."""
+        return _relative(str(path), self.root)
 
     def with_cli(self, select: list[str] | None, ignore: list[str] | None,
                  extend_select: list[str] | None) -> "Config":

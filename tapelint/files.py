@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,18 +64,26 @@ def discover(paths: list[Path], config: Config, errors: list[str] | None = None)
             problem(f"{error.filename}: cannot read the folder ({error.strerror or error})")
 
         walked: list[Path] = []
+        base = config.relative_path(path)
+        base = "" if base == "." else base
         for folder, subfolders, filenames in os.walk(path, onerror=unreadable):
             folder_path = Path(folder)
+            # Relative to the config's folder, built from the walk instead of resolving every entry again;
+            # os.walk does not enter linked folders, so these are the entries' own paths.
+            below = os.path.relpath(folder, path)
+            here = base if below == "." else posixpath.join(base, Path(below).as_posix())
             subfolders[:] = sorted(
-                d for d in subfolders if not config.is_excluded(folder_path / d, path) and not d.startswith(".")
+                d for d in subfolders
+                if not d.startswith(".") and not config.excluded_name(d, posixpath.join(here, d))
             )
             for filename in sorted(filenames):
-                file_path = folder_path / filename
                 wanted = filename.endswith(PYTHON_SUFFIXES) or (
                     config.include_notebooks and filename.endswith(NOTEBOOK_SUFFIX)
                 )
-                if wanted and not config.is_excluded(file_path, path) and _regular(file_path):
-                    walked.append(file_path)
+                if wanted and not config.excluded_name(filename, posixpath.join(here, filename)):
+                    file_path = folder_path / filename
+                    if _regular(file_path):
+                        walked.append(file_path)
         ignored = git_ignored(path, walked) if config.respect_gitignore else set()
         for file_path in walked:
             if file_path not in ignored:
