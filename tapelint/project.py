@@ -107,8 +107,7 @@ def module_name(path: Path, root: Path) -> str | None:
 class ProjectIndex:
     """Modules of the projects that hold the linted files, found on disk by name when imported."""
 
-    def __init__(self, linted: list[Path] | None = None) -> None:
-        self.linted = {str(p.resolve()) for p in linted or []}
+    def __init__(self) -> None:
         self._summaries: dict[str, ModuleSummary | None] = {}
 
     # --- finding modules

@@ -118,6 +118,28 @@ def _lint_batch(batch: list[Work]) -> list[tuple[list[Diagnostic], str | None]]:
     return [_lint_one(work) for work in batch]
 
 
+class _ShownPaths(dict):
+    """Resolved path -> the path as the user gave it, for the linted files; filled on first use, which
+    only a finding in an imported module needs (resolving every path costs a warm run more than its cache)."""
+
+    def __init__(self, files: list[SourceFile]) -> None:
+        super().__init__()
+        self._files: list[SourceFile] | None = files
+
+    def _fill(self) -> None:
+        if self._files is not None:
+            self.update({str(f.path.resolve()): str(f.path) for f in self._files if not f.is_notebook})
+            self._files = None
+
+    def __contains__(self, key: object) -> bool:
+        self._fill()
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> str:
+        self._fill()
+        return super().__getitem__(key)
+
+
 def _ignore_interrupts() -> None:
     """Workers leave Ctrl-C to the parent, which stops them; otherwise each prints its own traceback."""
     import signal
@@ -153,8 +175,8 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     if progress is not None:
         progress(0, len(files))
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    shown = {str(f.path.resolve()): str(f.path) for f in files if not f.is_notebook}
-    project = ProjectIndex([f.path for f in files])
+    shown = _ShownPaths(files)
+    project = ProjectIndex()
     outcomes: list[tuple[Work, list[Diagnostic]]] = []
     pending: list[Work] = []
     for source_file in files:
