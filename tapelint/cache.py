@@ -118,10 +118,17 @@ class Cache:
         return found
 
     def put(self, key: str, path: str, found: list[Diagnostic]) -> None:
+        self.write(self._entry(key), json.dumps({"findings": [_to_json(d, path) for d in found]},
+                                                separators=(",", ":")))
+
+    def summaries(self) -> "Summaries":
+        """A store for the project index's module summaries, in this cache's folder."""
+        return Summaries(self)
+
+    def write(self, entry: Path, data: str) -> None:
+        """Write one entry atomically; a cache that cannot be written is left alone for the rest of the run."""
         if not self.writable:
             return
-        entry = self._entry(key)
-        data = json.dumps({"findings": [_to_json(d, path) for d in found]}, separators=(",", ":"))
         try:
             if not self.folder.is_dir():
                 _create(self.folder)
@@ -139,6 +146,31 @@ class Cache:
                 raise
         except OSError:
             self.writable = False  # a read-only checkout, a full disk: lint on without the cache
+
+
+class Summaries:
+    """The project index's module summaries (tapelint.project.SummaryStore), kept in the cache folder, so a
+    warm run does not parse again every module the training files import. JSON, never pickle: a cache
+    folder that came with a repository must not be able to run code."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+        self.code = _code_fingerprint()  # how modules are summarised is tapelint's code too
+
+    def _entry(self, key: str) -> Path:
+        digest = hashlib.sha256(f"{self.code}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+        return self.cache.folder / f"v{FORMAT}" / "modules" / digest[:2] / f"{digest[2:]}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            with open(self._entry(key), "rb") as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put(self, key: str, data: dict) -> None:
+        self.cache.write(self._entry(key), json.dumps(data, separators=(",", ":")))
 
 
 def _create(folder: Path) -> None:

@@ -58,6 +58,30 @@ class ModuleSummary:
     modules: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
 
+    def to_json(self) -> dict:
+        return {"path": str(self.path), "name": self.name, "lines": self.lines,
+                "statements": [[first, last, sorted(bound), sorted(read)] for first, last, bound, read in self.statements],
+                "imported": {k: list(v) for k, v in self.imported.items()}, "modules": self.modules,
+                "star_imports": self.star_imports}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ModuleSummary":
+        return cls(Path(data["path"]), data["name"], list(data["lines"]),
+                   [(first, last, set(bound), set(read)) for first, last, bound, read in data["statements"]],
+                   {k: (v[0], v[1]) for k, v in data["imported"].items()}, dict(data["modules"]),
+                   list(data["star_imports"]))
+
+
+class SummaryStore:
+    """Where summaries outlive the process (the result cache gives one): `get(key)` / `put(key, data)`
+    with JSON-able data, keyed by the module's resolved path, modification time, size and root."""
+
+    def get(self, key: str) -> dict | None:  # pragma: no cover - an interface
+        return None
+
+    def put(self, key: str, data: dict) -> None:  # pragma: no cover - an interface
+        pass
+
 
 @dataclass
 class Segment:
@@ -107,7 +131,8 @@ def module_name(path: Path, root: Path) -> str | None:
 class ProjectIndex:
     """Modules of the projects that hold the linted files, found on disk by name when imported."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: SummaryStore | None = None) -> None:
+        self.store = store
         self._summaries: dict[str, ModuleSummary | None] = {}
 
     # --- finding modules
@@ -131,8 +156,20 @@ class ProjectIndex:
         if key in self._summaries:
             return self._summaries[key]
         self._summaries[key] = None  # an import cycle reads it as absent
+        stored_key = f"{key}:{root}"
+        result = None
+        stored = self.store.get(stored_key) if self.store is not None else None
+        if stored is not None:
+            try:
+                result = ModuleSummary.from_json(stored) if stored.get("summary") is not None else None
+                self._summaries[key] = result
+                return result
+            except (KeyError, TypeError, ValueError):
+                result = None
         result = _summarise(path, root)
         self._summaries[key] = result
+        if self.store is not None:
+            self.store.put(stored_key, {"summary": result.to_json() if result is not None else None})
         return result
 
     # --- the prelude

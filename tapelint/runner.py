@@ -176,7 +176,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         progress(0, len(files))
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown = _ShownPaths(files)
-    project = ProjectIndex()
+    project = ProjectIndex(cache.summaries() if cache is not None else None)
     outcomes: list[tuple[Work, list[Diagnostic]]] = []
     pending: list[Work] = []
     for source_file in files:

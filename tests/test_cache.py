@@ -177,3 +177,24 @@ def test_runs_in_parallel_share_the_cache_safely(project):
     assert len([d for d in warm if d["code"] == "TL001"]) == 11
     leftovers = [p for p in (project / ".tapelint_cache").rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_module_summaries_are_kept_as_json_and_a_changed_module_is_read_again(project):
+    from tapelint.project import ProjectIndex
+
+    (project / "models.py").write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n")
+    train = project / "train.py"
+    train.write_text("import tensorflow as tf\nfrom models import model\n\n\ndef train_step(x):\n"
+                     "    with tf.GradientTape() as tape:\n        loss = tf.reduce_mean(model(x))\n"
+                     "    return tape.gradient(loss, model.trainable_variables)\n")
+    cache = Cache.for_config(Config(cache_dir=str(project / "c")))
+    first = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
+    stored = list((project / "c").rglob("modules/*/*.json"))
+    assert first is not None and stored
+    assert all(json.loads(p.read_text())["summary"]["name"] == "models" for p in stored)
+    again = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
+    assert again is not None and again.text == first.text
+    (project / "models.py").write_text(
+        'import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n')
+    changed = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
+    assert changed is not None and "softmax" in changed.text
