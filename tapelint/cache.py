@@ -46,7 +46,8 @@ def default_dir(config: Config) -> Path:
 
 def _code_fingerprint() -> str:
     """tapelint's own code as it is on disk now: the size and modification time of every module of the
-    package and of its rules (a few milliseconds of `stat`)."""
+    package and of its rules (a few milliseconds of `stat`). The runtime probe's modules are left out: the
+    static pass never runs them."""
     import importlib.util
 
     folders = [_PACKAGE]
@@ -56,7 +57,7 @@ def _code_fingerprint() -> str:
     digest = hashlib.sha256()
     for folder in folders:
         for parent, dirs, names in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "probe"))
             for name in sorted(names):
                 if name.endswith(".py"):
                     try:
