@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -238,24 +239,123 @@ def _gradient_wrapper(original: Callable) -> Callable:
     return gradient
 
 
+def _summary_ops(gradient: Any) -> tuple[Any, Any, Any, int, int | None] | None:
+    """In the graph: what `Recorder._measure` reads of a dense gradient g, in few ops: sum(g**2) and sum(|g|) in
+    float64 (the norm is the root of the first; g is finite exactly when it is finite, as a float32 squared cannot
+    overflow a float64; all zero exactly when it is 0), and for a kernel (rank >= 2) the largest |g| of each unit's
+    column (last axis), NaN when the column holds one, as numpy's max. Returns (sum of squares, sum of |g|, column
+    maxima or None, size, units or None); None for what the host measures whole (IndexedSlices, unknown shapes,
+    float64 gradients, whose squares could overflow)."""
+    import tensorflow as tf
+
+    if not isinstance(gradient, tf.Tensor) or not gradient.dtype.is_floating or gradient.dtype == tf.float64 \
+            or gradient.shape.rank is None:
+        return None
+    shape = gradient.shape.as_list()
+    if any(d is None for d in shape):
+        return None
+    size = 1
+    for d in shape:
+        size *= d
+    wide = tf.cast(gradient, tf.float64)
+    magnitude = tf.abs(wide)
+    squares = tf.reduce_sum(tf.square(wide))
+    total = tf.reduce_sum(magnitude)
+    if len(shape) >= 2 and shape[-1]:
+        return squares, total, tf.reduce_max(tf.reshape(magnitude, [-1, shape[-1]]), axis=0), size, shape[-1]
+    return squares, total, None, size, None
+
+
+def _read_value(variable: Any) -> Any:
+    """The variable's value, read in the graph where the gradient is taken (so before the update that uses it);
+    None when it cannot be read there (the host reads it then)."""
+    import tensorflow as tf
+
+    inner = getattr(variable, "_value", None)
+    if not (inner is not None and hasattr(inner, "assign") and hasattr(inner, "handle")):
+        inner = variable
+    try:
+        value = inner.read_value() if hasattr(inner, "read_value") else tf.convert_to_tensor(inner)
+    except Exception:  # noqa: BLE001 - distributed or unusual variables are read by the host, as before
+        return None
+    return value if isinstance(value, tf.Tensor) else None
+
+
 def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, flat: list[Any],
                      trainable: list[Any], frame: Any, args: tuple, kwargs: dict) -> Any:
+    """The gradient's host callback gets, instead of the gradients and weights themselves where it can: one
+    float64 table of per-gradient summaries computed in the graph, the kernels' per-unit masks, and the
+    trainable variables' values read in the graph (the host keeps a copy to measure the update)."""
     import tensorflow as tf
+    from tensorflow.python.eager import record
+
+    from tapelint.probe.measure import GradientSummary, var_key
 
     site = trace_site(frame)
     result = original(tape, target, sources, *args, **kwargs)
     gradients = tf.nest.flatten(result, expand_composites=False)
     target_tensors, rebuild_target = _deferred(target)
-    gradient_tensors, rebuild_gradients = _deferred(gradients)
+    with record.stop_recording():
+        # Per flat source: ("none",), ("whole", input index) or ("summary", index, size, column offset, units).
+        places: list[tuple] = []
+        sums: list[Any] = []
+        columns: list[Any] = []
+        whole: list[Any] = []
+        width = 0
+        for gradient in gradients:
+            summary = _summary_ops(gradient) if gradient is not None else None
+            if gradient is None:
+                places.append(("none",))
+            elif summary is None:
+                places.append(("whole", len(whole)))
+                whole.append(gradient)
+            else:
+                squares, total, maxima, size, units = summary
+                places.append(("summary", len(sums) // 2, size, width, units))
+                sums += [squares, total]
+                if maxima is not None:
+                    columns.append(maxima)
+                    width += units or 0
+        reads: list[tuple[int, Any]] = []
+        for variable in trainable:
+            value = _read_value(variable)
+            if value is not None:
+                reads.append((var_key(variable), value))
+        inputs = list(target_tensors) + whole + [value for _, value in reads]
+        if sums:
+            inputs.append(tf.stack(sums))
+            if columns:
+                inputs.append(tf.concat(columns, axis=0) if len(columns) > 1 else columns[0])
+    n_target, n_whole, n_reads = len(target_tensors), len(whole), len(reads)
 
     def body(values: list[Any]) -> None:
         recorder = STATE.recorder
         assert recorder is not None
-        recorder.before_gradient(trainable, site, tape)
-        recorder.after_gradient(rebuild_target(values[:len(target_tensors)]), flat,
-                                rebuild_gradients(values[len(target_tensors):]))
+        at = n_target + n_whole
+        read_values = {key: value.numpy() for (key, _), value in zip(reads, values[at:at + n_reads])}
+        at += n_reads
+        measured: list[Any] = []
+        if sums:
+            device = values[at].device
+            numbers = values[at].numpy().tolist()
+            alive = values[at + 1].numpy() > 0 if columns else None
+        for place in places:
+            if place[0] == "none":
+                measured.append(None)
+            elif place[0] == "whole":
+                measured.append(values[n_target + place[1]])
+            else:
+                _, index, size, offset, units = place
+                squares, total = numbers[2 * index], numbers[2 * index + 1]
+                finite = math.isfinite(squares)
+                measured.append(GradientSummary(
+                    nonfinite=not finite, zero=finite and squares == 0.0, norm=math.sqrt(squares) if squares >= 0
+                    else squares, mav=total / size if size else 0.0, size=size,
+                    alive=None if units is None else alive[offset:offset + units], device=device))
+        recorder.before_gradient(trainable, site, tape, read_values)
+        recorder.after_gradient(rebuild_target(values[:n_target]), flat, measured, read_values)
 
-    done = _host_call(body, target_tensors + gradient_tensors, "gradient")
+    done = _host_call(body, inputs, "gradient")
     routed = [_after(done, g) for g in gradients]
     STATE.recorder.traced_gradients(routed, site)  # type: ignore[union-attr]
     return tf.nest.pack_sequence_as(result, routed, expand_composites=False)

@@ -213,6 +213,19 @@ EXTRA_STEPS_MAX = 32
 _GENERIC_NAME = re.compile(r"Variable(_\d+)?$")
 
 
+class GradientSummary:
+    """One dense gradient as a traced step measured it in its graph (instrument.py), in place of the gradient:
+    what `Recorder._measure` reads of a gradient, without handing the whole tensor to the host. `alive`: per
+    unit (last axis), whether its column got some gradient (and no NaN), for kernels only."""
+
+    __slots__ = ("nonfinite", "zero", "norm", "mav", "size", "alive", "device")
+
+    def __init__(self, nonfinite: bool, zero: bool, norm: float, mav: float, size: int,
+                 alive: np.ndarray | None, device: str) -> None:
+        self.nonfinite, self.zero, self.norm, self.mav = nonfinite, zero, norm, mav
+        self.size, self.alive, self.device = size, alive, device
+
+
 class Step:
     """A step being recorded: its evidence and what is needed to close it."""
 
@@ -234,8 +247,22 @@ class Step:
         return self.record.observation
 
 
+_SITES: dict[int, tuple[dict[str, Any], Site]] = {}
+
+
 def _site(site: dict[str, Any] | None) -> Site | None:
-    return Site.from_dict(site) if site else None
+    """The typed site of a location. A traced step hands the same location dict every time it runs: its Site is
+    made once (records share it; nothing changes a Site once made)."""
+    if not site:
+        return None
+    known = _SITES.get(id(site))
+    if known is not None and known[0] is site:
+        return known[1]
+    typed = Site.from_dict(site)
+    if len(_SITES) > 4096:
+        _SITES.clear()
+    _SITES[id(site)] = (site, typed)
+    return typed
 
 
 class Recorder:
@@ -327,9 +354,11 @@ class Recorder:
         return unique
 
     # -- gradient calls --------------------------------------------------------------------------------
-    def before_gradient(self, variables: list[Any], frame: Any, tape: Any = None) -> bool:
+    def before_gradient(self, variables: list[Any], frame: Any, tape: Any = None,
+                        values: dict[int, np.ndarray] | None = None) -> bool:
         """Called before a `tape.gradient` on trainable variables. Returns True when this call is the
-        observation after the last probed step."""
+        observation after the last probed step. `values`: the variables' values now, by `var_key`, where the
+        caller has read them already (a traced step reads them in its graph); the others are read here."""
         if self.stopped:
             raise StopProbe()
         broadcast, difference, used = self.watch.take()
@@ -349,7 +378,7 @@ class Recorder:
                                           and _site_key(_site(site)) not in current.gradient_sites):
             # The same variables again, from a new tape (or from the same line again: a traced step reuses its
             # tape object every time it runs): the previous step is over.
-            self._finish_current("the next gradient call")
+            self._finish_current("the next gradient call", values)
             self._start(keys, site, tape, observation=self.completed >= self.max_steps and not self._extend())
         else:
             # Another tape in the same step (a GAN's generator and discriminator), or a second gradient from
@@ -407,7 +436,10 @@ class Recorder:
             return None
         return f"batches of {batch}: the probe ran until {POOL_SAMPLES * POOL_WINDOWS} samples could be pooled"
 
-    def after_gradient(self, target: Any, sources: list[Any], gradients: list[Any]) -> None:
+    def after_gradient(self, target: Any, sources: list[Any], gradients: list[Any],
+                       values: dict[int, np.ndarray] | None = None) -> None:
+        """`gradients` hold tensors, or the `GradientSummary` a traced step computed in its graph; `values` as in
+        `before_gradient` (the weights before this step's update)."""
         step = self.current
         if step is None:
             return
@@ -433,7 +465,9 @@ class Recorder:
             if record.device is None and gradient is not None:
                 record.device = _short_device(getattr(gradient, "device", "") or "")
             if not step.observation and key not in step.before:
-                current = to_numpy(variable)
+                current = values.get(key) if values else None
+                if current is None:
+                    current = to_numpy(variable)
                 if current is not None:
                     step.before[key] = (variable, np.array(current, copy=True))
         step.gradient_done = True
@@ -446,7 +480,7 @@ class Recorder:
             self.watch.stop()
             self.checkpoint()
             raise StopProbe()
-        self.watch.watch_gradients([g for g in gradients if g is not None])
+        self.watch.watch_gradients([g for g in gradients if g is not None and not isinstance(g, GradientSummary)])
 
     def traced_gradients(self, gradients: list[Any], site: dict[str, Any] | None) -> None:
         """A tf.function's trace computed these gradients at `site`: whether its graph reads them is seen now,
@@ -476,6 +510,17 @@ class Recorder:
             layer_class=type(layer).__name__ if layer is not None else None, activation=activation,
             units=shape[-1] if len(shape) >= 2 else None,
             layer_site=_site(self.layer_sites.get(layer)) if layer is not None else None)
+        if isinstance(gradient, GradientSummary):
+            info.nonfinite = gradient.nonfinite
+            info.zero = gradient.zero
+            info.norm = _finite_or_text(gradient.norm)
+            info.mav = _finite_or_text(gradient.mav) if gradient.size else 0.0
+            alive = gradient.alive
+            if alive is not None and len(shape) >= 2 and shape[-1]:
+                info.dead = float(1.0 - alive.mean())
+                if activation in RELU_ACTIVATIONS:
+                    info.alive = _mask(alive)
+            return info
         values = to_numpy(gradient)
         if gradient is None or values is None:
             info.none = gradient is None
@@ -500,7 +545,7 @@ class Recorder:
                 info.alive = _mask(alive)
         return info
 
-    def _finish_current(self, ended_by: str) -> None:
+    def _finish_current(self, ended_by: str, values: dict[int, np.ndarray] | None = None) -> None:
         step = self.current
         if step is None:
             return
@@ -508,7 +553,9 @@ class Recorder:
         step.record.ended_by = ended_by
         updates: dict[str, UpdateEvidence] = {}
         for key, (variable, before) in step.before.items():
-            after = to_numpy(variable)
+            after = values.get(key) if values else None
+            if after is None:
+                after = to_numpy(variable)
             if after is None or after.shape != before.shape:
                 continue
             delta = after.astype(np.float64) - before.astype(np.float64)
