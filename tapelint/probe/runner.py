@@ -169,8 +169,12 @@ def _how_it_ended(returncode: int) -> str:
 
 # What the C and C++ runtimes print when an allocation fails under RLIMIT_DATA: glibc's strerror(ENOMEM),
 # the dynamic loader's mmap failure, OpenBLAS's buffer allocation, C++'s bad_alloc, TensorFlow's OOM.
+# What running out of the address space that --memory-limit leaves looks like (only read when a limit is
+# set). A C function that "returned NULL without setting an exception" is an allocation that failed inside an
+# extension's loader: seen on a fresh virtualenv importing TensorFlow under 200 MB, where a warm one raised
+# MemoryError instead.
 _OUT_OF_MEMORY = ("cannot allocate memory", "failed to map segment", "memory allocation", "bad_alloc",
-                  "memoryerror", "out of memory")
+                  "memoryerror", "out of memory", "returned null without setting an exception")
 
 
 def _says_out_of_memory(line: str) -> bool:
