@@ -169,12 +169,9 @@ def _how_it_ended(returncode: int) -> str:
 
 # What the C and C++ runtimes print when an allocation fails under RLIMIT_DATA: glibc's strerror(ENOMEM),
 # the dynamic loader's mmap failure, OpenBLAS's buffer allocation, C++'s bad_alloc, TensorFlow's OOM.
-# What running out of the address space that --memory-limit leaves looks like (only read when a limit is
-# set). A C function that "returned NULL without setting an exception" is an allocation that failed inside an
-# extension's loader: seen on a fresh virtualenv importing TensorFlow under 200 MB, where a warm one raised
-# MemoryError instead.
+# What running out of the address space that --memory-limit leaves looks like (only read when a limit is set).
 _OUT_OF_MEMORY = ("cannot allocate memory", "failed to map segment", "memory allocation", "bad_alloc",
-                  "memoryerror", "out of memory", "returned null without setting an exception")
+                  "memoryerror", "out of memory")
 
 
 def _says_out_of_memory(line: str) -> bool:
@@ -349,9 +346,15 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     memory_note = ""
     if memory_limit_mb:
         error_text = str(((payload or {}).get("error") or {}).get("message") or "")
+        error_type = ((payload or {}).get("error") or {}).get("type")
         hit = (returncode in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT)
-               or ((payload or {}).get("error") or {}).get("type") == "MemoryError"
-               or any(_says_out_of_memory(line) for line in [*tail, error_text]))
+               or error_type == "MemoryError"
+               or any(_says_out_of_memory(line) for line in [*tail, error_text])
+               # Before the first step, under a limit, a SystemError is C code whose allocation failed
+               # ("error return without exception set", "returned NULL without setting an exception"):
+               # seen on a fresh virtualenv importing TensorFlow under 200 MB.
+               or (not steps_done and (error_type == "SystemError"
+                                       or any("SystemError" in line for line in [*tail, error_text]))))
         if hit:
             memory_note = f"the script exceeded the memory limit of {memory_limit_mb} MB"
             if (payload or {}).get("status") == "setup-error":
