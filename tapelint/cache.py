@@ -84,8 +84,6 @@ class Cache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.writable = True
-        self.hits = 0
-        self.misses = 0
         self._settings: dict[Config, str] = {}
 
     @classmethod
@@ -113,9 +111,7 @@ class Cache:
                 stored = json.loads(handle.read())
             found = [_from_json(item, path) for item in stored["findings"]]
         except (OSError, ValueError, KeyError, TypeError):
-            self.misses += 1
             return None
-        self.hits += 1
         return found
 
     def put(self, key: str, path: str, found: list[Diagnostic]) -> None:

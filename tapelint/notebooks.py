@@ -13,14 +13,13 @@ import re
 import warnings
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
-from pathlib import Path
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Fix, TextEdit
 from tapelint.edits import apply_edits, edits_overlap
 from tapelint.engine import lint_source
 from tapelint.errors import InputError
-from tapelint.files import MAX_NOTEBOOK_BYTES, check_size, decode
+from tapelint.files import check_size
 
 MAX_PASSES = 10
 
@@ -357,21 +356,6 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
         if not any(rule.applies_to(everything) for rule in config.enabled_rules()):
             return []
     return _lint_cells(notebook.cells, name, config, force)[2]
-
-
-def read_notebook(path: Path) -> str:
-    try:
-        check_size(str(path), path.stat().st_size, MAX_NOTEBOOK_BYTES)
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    return decode(data, str(path), python=False)
-
-
-def lint_notebook(path: Path, config: Config, *, force: bool = True) -> list[Diagnostic]:
-    return lint_notebook_text(read_notebook(path), str(path), config, force=force)
 
 
 # --- fixes -----------------------------------------------------------------------------------------------
