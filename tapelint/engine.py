@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper
 from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.analysis.parsing import parse_module
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, mentions_tensorflow, trains
@@ -412,7 +413,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return []
 
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as error:
         if _python_parses(source):
             return _lint_reindented(source, path, config, error, force=force, rules=rules,

@@ -1,0 +1,39 @@
+"""The engine's parse (tapelint.analysis.parsing) builds libcst's tree without re-validating each node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from tapelint.analysis.parsing import parse_module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _sources() -> list[str]:
+    files = sorted((ROOT / "tests" / "corpus").rglob("*.py"))[:40] + sorted((ROOT / "tapelint").glob("*.py"))
+    return [path.read_text(encoding="utf-8") for path in files]
+
+
+def test_the_tree_is_the_one_libcst_parses():
+    sources = _sources()
+    assert len(sources) > 20
+    for source in sources:
+        ours = parse_module(source)
+        assert ours.deep_equals(cst.parse_module(source))
+        assert ours.code == source
+
+
+def test_nodes_built_after_the_parse_are_validated_again():
+    parse_module("x = (1 + 2)\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+
+
+def test_validation_comes_back_when_the_parse_fails():
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_module("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
