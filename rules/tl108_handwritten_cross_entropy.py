@@ -68,12 +68,11 @@ class HandwrittenCrossEntropy(Rule):
         super().__init__(context)
         self.products: list[tuple[cst.CSTNode, list[cst.BaseExpression]]] = []
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Multiply):
-            self.products.append((node, [node.left, node.right]))
-
     def check(self) -> None:
         facts = self.facts
+        for _, node in facts.binary_operations:
+            if isinstance(node.operator, cst.Multiply):
+                self.products.append((node, [node.left, node.right]))
         for site in facts.calls:
             if site.qualified in MULTIPLY_FUNCTIONS:
                 x, y = arg_value(site.node, 0, "x"), arg_value(site.node, 1, "y")

@@ -96,22 +96,14 @@ class TargetShapeBroadcast(Rule):
     triggers = (("GradientTape", "Dense"), ("predict", "Dense"))
     probe = "TL814 compares the shapes of the targets and predictions that reach the loss at run time."
 
-    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(context)
-        self.candidates: list[cst.CSTNode] = []
-
-    # The batched traversal collects the candidates; `check` asks the shape analysis about them.
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        self.candidates.append(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if len(node.args) >= 2:
-            self.candidates.append(node)
-
     def check(self) -> None:
         facts = self.facts
         text = facts.module.code_for_node
-        for node in self.candidates:
+        # The candidates, operators and calls of two or more arguments, in document order.
+        candidates: list[tuple[int, cst.CSTNode]] = list(facts.binary_operations)
+        candidates += [(site.order, site.node) for site in facts.calls if len(site.node.args) >= 2]
+        candidates.sort(key=lambda entry: entry[0])
+        for _, node in candidates:
             operation = elementwise_operation(facts, node)
             if operation is None:
                 continue

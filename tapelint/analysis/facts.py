@@ -577,6 +577,9 @@ class _Collector(cst.CSTVisitor):
         self.f.calls.append(site)
         self.f.call_by_node[id(node)] = site
 
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.f.binary_operations.append((self.order, node))
+
     def visit_Return(self, node: cst.Return) -> None:
         self.f.returns.append(ReturnSite(node.value, self.scope, self.order))
 
@@ -600,6 +603,8 @@ class Facts:
         self.spans: dict[int, list] = {}
         self.tapes: list[TapeBlock] = []
         self.returns: list[ReturnSite] = []
+        # (order, node) of every `a + b`, `a * b`, ... in document order
+        self.binary_operations: list[tuple[int, cst.BinaryOperation]] = []
         self.stores: list[Store] = []
         self.augmented_stores: list[Store] = []  # `acc[i] += g`, `self.sums[k] *= 0`
         self.comprehension_spans: dict[int, list[int]] = {}
@@ -629,6 +634,7 @@ class Facts:
             if call.func is not None:
                 self._calls_by_func.setdefault(call.func, []).append(call)
         self._cache: dict[object, object] = {}
+        self._resolved: dict[int, tuple[object, str | None]] = {}
 
     @property
     def code(self) -> str:
@@ -639,7 +645,13 @@ class Facts:
 
     # ----- name resolution
     def resolve(self, node: cst.BaseExpression | None) -> str | None:
-        return self.imports.resolve(node)
+        # Analyses ask again and again about the same callees (every layer, loss and metric question
+        # resolves `call.func`): one answer per node. The imports are complete once the walk is done.
+        # The node is kept with its answer: a node made on the fly and freed cannot pass its id on.
+        entry = self._resolved.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self._resolved[id(node)] = (node, self.imports.resolve(node))
+        return entry[1]
 
     def call_site(self, node: cst.Call) -> CallSite | None:
         return self.call_by_node.get(id(node))
