@@ -55,12 +55,16 @@ def canonical(qualified: str) -> str:
 
 def dotted(node: cst.BaseExpression | cst.BaseAssignTargetExpression | None) -> str | None:
     """`a.b.c` for Name/Attribute chains, else None."""
+    # Exact type tests: libcst's node classes are ABCs, and a failed `isinstance` against one goes through
+    # ABCMeta (this runs for every attribute and call of a file, many times over).
+    if type(node) is cst.Name:
+        return node.value  # type: ignore[union-attr]
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    while type(node) is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[union-attr]
+        node = node.value  # type: ignore[union-attr]
+    if type(node) is cst.Name:
+        parts.append(node.value)  # type: ignore[union-attr]
         return ".".join(reversed(parts))
     return None
 
