@@ -11,6 +11,7 @@ from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, is_unknown, values, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.triggers import attribute, call_with_string_first
 
 _GENERATOR_METHODS = {"fit_generator": "fit", "evaluate_generator": "evaluate", "predict_generator": "predict"}
 _REMOVED_FUNCTIONS = {
@@ -203,8 +204,9 @@ class RemovedKerasApi(Rule):
                 "learning_phase", "get_session", "get_gradients", "get_updates", ("minimize", "optimizers"),
                 "get_scaled_loss", "get_unscaled_gradients", "keras.estimator", ("estimator", "keras."),
                 "keras.dtensor", "save_format", "save_weights", (".save(", "keras"), ("save_model", "keras"),
-                ("load_weights", "by_name"), ("output_shape", "keras"), ("input_shape", "keras"), "add_metric",
-                "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable", ("add_weight", "keras"),
+                ("load_weights", "by_name"), (attribute("output_shape"), "keras"), (attribute("input_shape"), "keras"),
+                "add_metric", "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable",
+                (call_with_string_first("add_weight"), "keras"),
                 ("keras", ", True)"), ("keras", ", False)"), ("layers.Layer", "call(self"))
 
     def check(self) -> None:

@@ -72,7 +72,13 @@ class EvaluationInTrainingMode(Rule):
     message = ("`{call}` runs {how} in evaluation code ({why}), so its {layers} behave as in training: "
                "evaluate with `training=False`")
     severity = Severity.WARNING
-    triggers = (("training=True",),)
+    # A finding needs `training=True` (or a call that defaults to it, only reported alongside one) and one of
+    # the evaluation contexts analysis/evaluation.py knows: a Keras `test_step`/`predict_step`, a metric update
+    # (`update_state`, or a call of a `keras.metrics` object), or an epoch loop around training steps (tape
+    # blocks and `apply_gradients`/`minimize`/`train_on_batch` calls).
+    triggers = tuple(("training=True", context) for context in (
+        "test_step", "predict_step", "update_state", "etric", "GradientTape", "apply_gradients", "minimize",
+        "train_on_batch"))
 
     def check(self) -> None:
         for finding in training_mode_evaluations(self.facts):

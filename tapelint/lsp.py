@@ -38,6 +38,7 @@ from tapelint.project import ProjectIndex
 from tapelint.runner import attribute, lint_document
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
+from tapelint.triggers import Trigger, occurs
 from tapelint.fixes import fix_source
 
 logger = logging.getLogger("tapelint.lsp")
@@ -337,23 +338,24 @@ def _bracket_depth(source: str) -> int:
     return deepest
 
 
-def text_signature(source: str, words: Sequence[str]) -> tuple[bool, ...] | None:
+def text_signature(source: str, words: Sequence[Trigger]) -> tuple[bool, ...] | None:
     """Which of `words` occur in the text; None near the engine's guards against pathological nesting."""
     if ((source.count("(") + source.count("[") + source.count("{") >= _GUARD_BRACKETS
          and _bracket_depth(source) >= _GUARD_BRACKETS)
             or sum(source.count(op) for op in ("-", "+", "~", "not", "await", "lambda")) >= _GUARD_OPERATORS
             or any(len(line) >= _GUARD_LINE for line in source.split("\n"))):
         return None
-    return tuple(word in source for word in words)
+    return tuple(occurs(word, source) for word in words)
 
 
-def trigger_words(config: Config) -> tuple[str, ...]:
-    """Every word whose presence in a file decides whether a rule runs, or how the engine reads the file."""
-    words = set(_TEXT_WORDS)
+def trigger_words(config: Config) -> tuple[Trigger, ...]:
+    """Every word (or trigger pattern) whose presence in a file decides whether a rule runs, or how the
+    engine reads the file."""
+    words: set[Trigger] = set(_TEXT_WORDS)
     for rule in config.enabled_rules():
         for trigger in rule.triggers:
-            words.update((trigger,) if isinstance(trigger, str) else trigger)
-    return tuple(sorted(words))
+            words.update(trigger if isinstance(trigger, tuple) else (trigger,))
+    return tuple(sorted(words, key=lambda word: word if isinstance(word, str) else word.pattern))
 
 
 def carry_over(diagnostics: Sequence[Diagnostic], edit: LayoutEdit) -> tuple[Diagnostic, ...] | None:

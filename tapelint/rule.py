@@ -12,6 +12,7 @@ import libcst as cst
 from tapelint.analysis.blocks import positions
 from tapelint.analysis.facts import Facts
 from tapelint.diagnostic import Confidence, Severity
+from tapelint.triggers import Trigger, occurs
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,8 @@ class Rule(cst.BatchableCSTVisitor):
     confidence: ClassVar[Confidence] = Confidence.HIGH
     default_enabled: ClassVar[bool] = True
     # The rule runs on a file only when one of these occurs in its text (a cheap test before any
-    # parsing): a word, or a tuple of words that must all occur.
-    triggers: ClassVar[tuple[str | tuple[str, ...], ...]] = ("tensorflow", "keras")
+    # parsing): a word or pattern (tapelint.triggers), or a tuple of them that must all occur.
+    triggers: ClassVar[tuple[Trigger | tuple[Trigger, ...], ...]] = ("tensorflow", "keras")
     options: ClassVar[Mapping[str, Option]] = {}
     fixable: ClassVar[bool] = False
     # Runtime-only findings (TL8xx) are reported by the probe; the static pass never runs them.
@@ -220,9 +221,9 @@ class Rule(cst.BatchableCSTVisitor):
         if cls.runtime_only:
             return False
         for trigger in cls.triggers:
-            if isinstance(trigger, str):
-                if trigger in source:
+            if isinstance(trigger, tuple):
+                if all(occurs(word, source) for word in trigger):
                     return True
-            elif all(word in source for word in trigger):
+            elif occurs(trigger, source):
                 return True
         return False

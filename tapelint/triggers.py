@@ -1,0 +1,38 @@
+"""Trigger words: what a file's text must contain for a rule to have anything to say about it.
+
+A rule runs on a file only when one of its `triggers` occurs in the file's text (engine.lint_source asks
+`Rule.applies_to` before anything is parsed). A trigger is a necessary condition, never a guess: every
+finding the rule can report needs that text. Most triggers are plain substrings; where a substring is
+too common (library code says `input_shape` everywhere, but only the attribute `x.input_shape` can be
+reported), a pattern spells the token as Python allows it to be written, gaps included:
+`x . input_shape`, `x.\\` + newline + `input_shape`, or a comment between the tokens inside brackets.
+"""
+
+from __future__ import annotations
+
+import re
+
+Trigger = str | re.Pattern[str]
+
+# What Python allows between two tokens inside brackets: spaces, newlines, line continuations, comments.
+# Each alternative starts with its own character and a comment runs to its line's end, so a text matches
+# in one way only (no backtracking blow-up on lines of `#####`).
+_GAP_ITEM = r"\s|\\|#[^\n]*(?:\n|\Z)"
+GAP = r"(?:" + _GAP_ITEM + r")*"
+
+
+def attribute(name: str) -> re.Pattern[str]:
+    """`<something>.name`: the attribute access, not the word in a parameter list or a string."""
+    return re.compile(r"\." + GAP + re.escape(name) + r"(?![A-Za-z0-9_])")
+
+
+def call_with_string_first(name: str) -> re.Pattern[str]:
+    """`name("...", ...)`: a call whose first argument is a string literal (any prefix, any quotes,
+    parenthesised or not)."""
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + GAP + r"\((?:" + _GAP_ITEM + r"|\()*[rRbBuUfF]{0,2}['\"]")
+
+
+def occurs(trigger: Trigger, text: str) -> bool:
+    if isinstance(trigger, str):
+        return trigger in text
+    return trigger.search(text) is not None
