@@ -20,12 +20,15 @@ This module imports neither libcst nor the rules: a run where every file hits ne
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+try:  # CPython's own BLAKE2: importing hashlib loads OpenSSL, about 10 ms of every run's start-up
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b as _blake2b
 
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
@@ -54,7 +57,7 @@ def _code_fingerprint() -> str:
     spec = importlib.util.find_spec("tapelint.rules")
     if spec is not None and spec.submodule_search_locations:
         folders.extend(Path(location) for location in spec.submodule_search_locations)
-    digest = hashlib.sha256()
+    digest = _digest()
     for folder in folders:
         for parent, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "probe"))
@@ -75,7 +78,7 @@ def settings_key(config: Config) -> str:
     table = dataclasses.asdict(config)
     table.pop("source", None)  # where the settings were read from, for messages only
     text = json.dumps([FORMAT, __version__, _code_fingerprint(), table], sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return _digest(text.encode()).hexdigest()
 
 
 class Cache:
@@ -94,9 +97,9 @@ class Cache:
         settings = self._settings.get(config)
         if settings is None:
             settings = self._settings[config] = settings_key(config)
-        digest = hashlib.sha256(settings.encode())
+        digest = _digest(settings.encode())
         digest.update(b"\0" + os.fsencode(os.path.abspath(path)) + b"\0" + (b"1" if explicit else b"0") + b"\0")
-        digest.update(hashlib.sha256(data).digest())
+        digest.update(_digest(data).digest())
         if prelude is not None:
             digest.update(b"\0prelude\0" + prelude.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
@@ -130,6 +133,8 @@ class Cache:
             if not self.folder.is_dir():
                 _create(self.folder)
             entry.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile  # only a miss writes: a run where every file hits never needs it
+
             fd, temp = tempfile.mkstemp(prefix=".entry.", suffix=".tmp", dir=entry.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -155,7 +160,7 @@ class Summaries:
         self.code = _code_fingerprint()  # how modules are summarised is tapelint's code too
 
     def _entry(self, key: str) -> Path:
-        digest = hashlib.sha256(f"{self.code}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+        digest = _digest(f"{self.code}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
         return self.cache.folder / f"v{FORMAT}" / "modules" / digest[:2] / f"{digest[2:]}.json"
 
     def get(self, key: str) -> dict | None:
@@ -233,3 +238,7 @@ def _from_json(item: dict[str, Any], path: str) -> Diagnostic:
         confidence=Confidence(item["k"]), fix=fix, cell=item.get("cell"),
         extra=tuple(tuple(pair) for pair in item.get("x", ())),
     )
+
+
+def _digest(data: bytes = b""):  # type: ignore[no-untyped-def]
+    return _blake2b(data, digest_size=32)

@@ -14,7 +14,7 @@ from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.errors import ConfigError, InputError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
-from tapelint.reporters import REPORTERS
+from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
 from tapelint.reporters.terminal import SourceFiles, text_options
 from tapelint.runner import LintResult, lint_paths
@@ -142,7 +142,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
 
         emit_report(render_statistics(result.diagnostics, output_format), output_file)
     else:
-        render = REPORTERS[output_format]
+        render = reporter(output_format)
         emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors),
                            **text_options(output_format, text_format, color, output_file, sys.stdout, sources)),
                     output_file)
@@ -260,7 +260,7 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
     sources = SourceFiles()
     if run.stdin is not None:
         sources.remember(run.stdin.name, run.stdin.after)
-    report = REPORTERS[output_format](run.diagnostics, files_checked, quiet=quiet,
+    report = reporter(output_format)(run.diagnostics, files_checked, quiet=quiet,
                                       **text_options(output_format, text_format, color, output_file, stream,
                                                      sources))
     if changed and not quiet:

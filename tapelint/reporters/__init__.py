@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tapelint.reporters.github import render_github
-from tapelint.reporters.json import render_json
-from tapelint.reporters.junit import render_junit
-from tapelint.reporters.sarif import render_sarif
-from tapelint.reporters.text import render_text
-
 Reporter = Callable[..., str]
 
-REPORTERS: dict[str, Reporter] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "github": render_github,
-    "junit": render_junit,
-}
+# The output formats; each reporter is imported only when its format is asked for (a run imports one).
+FORMATS = ("text", "json", "sarif", "github", "junit")
+
+
+def reporter(name: str) -> Reporter:
+    """The function that renders `name` (one of FORMATS)."""
+    if name == "json":
+        from tapelint.reporters.json import render_json
+        return render_json
+    if name == "sarif":
+        from tapelint.reporters.sarif import render_sarif
+        return render_sarif
+    if name == "github":
+        from tapelint.reporters.github import render_github
+        return render_github
+    if name == "junit":
+        from tapelint.reporters.junit import render_junit
+        return render_junit
+    if name == "text":
+        from tapelint.reporters.text import render_text
+        return render_text
+    raise KeyError(name)
