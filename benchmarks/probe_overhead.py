@@ -4,9 +4,11 @@ Runs the same GradientTape step of a small model in one process, unprobed and pr
 - eager: the step is a plain Python function (the probe measures it in place);
 - graph: the step is a `@tf.function` (the user's own step runs as a graph; the probe runs it as a graph
   too, measuring through host callbacks, and, for comparison, eagerly as `--functions eager` does).
-Every probed step is measured (gradients, weight snapshots, updates). TensorFlow's import, tracing and the
-first (warm-up) steps are excluded; unprobed and probed rounds are interleaved so a neighbour's load on a
-shared machine hits both alike. Target: the probed step at most 1.3x the user's own step.
+Every probed step is measured (gradients, weight snapshots, updates). A traced step keeps its values in the graph
+(or hands them to one host callback) and the probe measures them after the step, at the latest when the probed
+steps are over: that work is timed apart ("measured afterwards", per step). TensorFlow's import, tracing and the
+first (warm-up) steps are excluded; unprobed and probed rounds are interleaved so a neighbour's load on a shared
+machine hits both alike. Target: the probed step at most 1.3x the user's own step.
 
     .venv/bin/python benchmarks/probe_overhead.py [--steps 10] [--rounds 5] [--device cpu]
 """
@@ -63,6 +65,17 @@ def timed(step, x, y, steps: int) -> list[float]:  # type: ignore[no-untyped-def
     return times
 
 
+def probed(recorder, mode: str, step, x, y, steps: int, times: list[float], after: list[float]) -> None:  # type: ignore[no-untyped-def]
+    """`steps` probed steps, then the measuring the recorder still holds (what the probe does once they are over)."""
+    from tapelint.probe.instrument import installed
+
+    with installed(recorder, mode):
+        times += timed(step, x, y, steps)
+        start = time.perf_counter()
+        recorder.finish()
+        after.append((time.perf_counter() - start) / steps)
+
+
 def measure(kind: str, steps: int, rounds: int) -> dict[str, float]:
     import tensorflow as tf
     from tensorflow import keras
@@ -84,23 +97,24 @@ def measure(kind: str, steps: int, rounds: int) -> dict[str, float]:
     timed(user_graph, x, y, 3)
     with installed(Recorder(10 ** 6), "graph"):
         timed(probed_graph, x, y, 3)
-    times: dict[str, list[float]] = {k: [] for k in ("eager", "eager probed", "graph", "graph probed",
-                                                      "graph probed eagerly")}
+    names = ("eager", "eager probed", "graph", "graph probed", "graph probed eagerly")
+    times: dict[str, list[float]] = {k: [] for k in names}
+    after: dict[str, list[float]] = {k: [] for k in names}
     for _ in range(rounds):
         times["eager"] += timed(eager_step, x, y, steps)
         times["graph"] += timed(user_graph, x, y, steps)
         # A recorder per round that measures every step and never stops within it.
-        with installed(Recorder(steps + 1), "graph"):
-            times["eager probed"] += timed(eager_step, x, y, steps)
-        with installed(Recorder(steps + 1), "graph"):
-            times["graph probed"] += timed(probed_graph, x, y, steps)
+        probed(Recorder(steps + 1), "graph", eager_step, x, y, steps, times["eager probed"], after["eager probed"])
+        probed(Recorder(steps + 1), "graph", probed_graph, x, y, steps, times["graph probed"], after["graph probed"])
         tf.config.run_functions_eagerly(True)
         try:
-            with installed(Recorder(steps + 1), "eager"):
-                times["graph probed eagerly"] += timed(probed_eager, x, y, steps)
+            probed(Recorder(steps + 1), "eager", probed_eager, x, y, steps, times["graph probed eagerly"],
+                   after["graph probed eagerly"])
         finally:
             tf.config.run_functions_eagerly(False)
-    return {k: statistics.median(v) for k, v in times.items()}
+    result = {k: statistics.median(v) for k, v in times.items()}
+    result.update({f"{k} after": statistics.median(v) for k, v in after.items() if v})
+    return result
 
 
 def main() -> int:
@@ -120,20 +134,21 @@ def main() -> int:
     device = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
     print(f"probe overhead per training step, median of {args.rounds} x {args.steps} steps, on {device} "
           f"(TensorFlow {tf.__version__}; import, tracing and warm-up excluded)")
-    target = None
-    for kind, label in (("cnn", "small CNN, 32x32x3 batch of 64 (the target case)"),
+    worst = 0.0
+    for kind, label in (("cnn", "small CNN, 32x32x3 batch of 64"),
                         ("mlp", "tiny MLP, batch of 64 (a worst case: the step is almost free)")):
         m = measure(kind, args.steps, args.rounds)
         print(f"  {label}:")
         print(f"    eager step (no tf.function): user {m['eager'] * 1e3:.2f} ms, probed {m['eager probed'] * 1e3:.2f} ms,"
-              f" ratio {m['eager probed'] / m['eager']:.2f}x")
+              f" ratio {m['eager probed'] / m['eager']:.2f}x; measured afterwards "
+              f"{m['eager probed after'] * 1e3:.2f} ms per step")
         print(f"    @tf.function step:           user {m['graph'] * 1e3:.2f} ms, probed as a graph "
-              f"{m['graph probed'] * 1e3:.2f} ms, ratio {m['graph probed'] / m['graph']:.2f}x")
+              f"{m['graph probed'] * 1e3:.2f} ms, ratio {m['graph probed'] / m['graph']:.2f}x; measured afterwards "
+              f"{m['graph probed after'] * 1e3:.2f} ms per step")
         print(f"      (--functions eager instead: {m['graph probed eagerly'] * 1e3:.2f} ms, "
               f"{m['graph probed eagerly'] / m['graph']:.2f}x the user's graph step)")
-        if kind == "cnn":
-            target = max(m["eager probed"] / m["eager"], m["graph probed"] / m["graph"])
-    print(f"worst ratio to the user's own step (target case): {target:.2f}x (target <= 1.3x)")
+        worst = max(worst, m["eager probed"] / m["eager"], m["graph probed"] / m["graph"])
+    print(f"worst ratio to the user's own step, both models, eager and graph: {worst:.2f}x (target <= 1.3x)")
     return 0
 
 

@@ -60,7 +60,7 @@ def _function_notes(functions: dict[str, str]) -> list[str]:
     for way, names in ways.items():
         listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         if way == "graph":
-            notes.append(f"tf.function {listed} ran as a graph, as without the probe (measured through callbacks)")
+            notes.append(f"tf.function {listed} ran as a graph, as without the probe (measured in the graph)")
         else:
             notes.append(f"tf.function {listed} ran eagerly under the probe: {way.split(' ', 1)[1].strip('()')}")
     return notes

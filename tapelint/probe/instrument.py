@@ -2,13 +2,16 @@
 the optimizers' `apply`, loss `__call__`, and layer/model `__init__` and `__call__` (Keras 3, and tf_keras
 when it is installed). `install()` returns a function that undoes every patch.
 
-A `tf.function` runs as a graph, as it does without the probe ("graph" mode): while it is traced, each hook
-adds a host callback (`tf.py_function`, stateful, so automatic control dependencies keep it and run the
-callbacks in program order) that hands the values to the Recorder when the step runs. The gradients the
-user gets back pass through an identity that depends on the gradient callback, so the callback reads the
-weights before any update that uses those gradients. Functions the callbacks cannot live in (XLA,
-`jit_compile=True`), and every function in "eager" mode, run eagerly; `traced_rerun()` then runs the last
-such call once more as a graph after the probe stopped, to surface graph-only errors."""
+A `tf.function` runs as a graph, as it does without the probe ("graph" mode). While it is traced, the hooks
+collect the values they need (summaries of the gradients computed in the graph, the weights read in the graph)
+and hand them over together, in program order, at the step's gradient or at the end of the trace: in the
+outermost graph of a function they are written into probe-owned variables (`_Stash`) that the host reads after
+the step, in branches and loops they go to one stateful host callback (`tf.py_function`). The gradients the user
+gets back depend on that write, so the weights are read before any update that uses them. The Recorder measures
+the values after the step, at the latest when the probed steps could be over (`Recorder.defer`). Functions the
+probe cannot run as graphs (XLA, `jit_compile=True`), and every function in "eager" mode, run eagerly;
+`traced_rerun()` then runs the last such call once more as a graph after the probe stopped, to surface
+graph-only errors."""
 
 from __future__ import annotations
 
@@ -18,10 +21,14 @@ import importlib.util
 import math
 import os
 import sys
+import weakref
 from contextlib import contextmanager
+
+import numpy as np
 from typing import Any, Callable, Iterator
 
-from tapelint.probe.measure import Recorder, StopProbe, is_trainable_variable, is_user_file, user_site
+from tapelint.probe.measure import (DEFER_BYTES, DEFER_SECONDS, Recorder, StopProbe, is_trainable_variable,
+                                     is_user_file, user_site)
 
 
 class _State:
@@ -39,6 +46,24 @@ class _State:
     callback_errors: list[str] = []
     # Generated autograph file -> its source map, to name the user's line in traced code.
     source_maps: dict[str, Any] = {}
+    # Per graph being traced (by id, with the graph): the hooks' values not yet handed to a host callback, as
+    # (name, tensors, handler) in program order. They go with the next gradient's callback in that graph, or with
+    # one callback at the end of the graph's trace: a traced step makes one or two host callbacks, not one per hook.
+    pending: dict[int, tuple[Any, list[tuple[str, list[Any], Callable[[list[Any]], None]]]]] = {}
+    # Per graph being traced: the handlers the last gradient callback runs after its own, while nothing else is
+    # pending in that graph (an optimizer step right after the gradient rides on the gradient's callback).
+    tails: dict[int, tuple[Any, list[Callable[[list[Any]], None]]]] = {}
+    # The graphs being traced, outermost first (a tf.function's, then its branches' and nested functions').
+    tracing: list[Any] = []
+    # The stashes of traced steps (see `_Stash`), and how many tf.function calls ran since they were collected.
+    stashes: list[Any] = []
+    calls_since_collect = 0
+    first_uncollected = 0.0
+    # The most gradient calls the stashes may hold since they were collected (each call writes at most one row to
+    # each stash of the function it ran).
+    possible_gradients = 0
+    # The tf.functions being called (a trace made during a call belongs to its function).
+    calling: list[Any] = []
 
 
 STATE = _State()
@@ -47,6 +72,14 @@ STATE = _State()
 def _watching() -> bool:
     recorder = STATE.recorder
     return recorder is not None and not recorder.stopped
+
+
+def _now() -> Recorder:
+    """The recorder, once the queued work of earlier traced steps has run (what reaches it directly comes after)."""
+    recorder = STATE.recorder
+    assert recorder is not None
+    recorder.drain()
+    return recorder
 
 
 def _recording() -> bool:
@@ -173,21 +206,49 @@ def _callback_device(tensors: list[Any]) -> str | None:
     return None
 
 
-def _host_call(body: Callable[[list[Any]], None], tensors: list[Any], name: str) -> Any:
-    """A stateful host callback that runs `body(values)` each time the traced step runs. Returns its output (a
-    scalar) for control dependencies."""
+def _guarded(body: Callable[[list[Any]], None], values: list[Any], name: str) -> None:
+    try:
+        body(values)
+    except StopProbe:
+        raise
+    except Exception as error:  # noqa: BLE001 - the probe's own bug must not fail the user's step
+        if len(STATE.callback_errors) < 5:
+            STATE.callback_errors.append(f"{name}: {type(error).__name__}: {error}".splitlines()[0])
+
+
+def _nbytes(value: Any) -> int:
+    value = getattr(value, "values", value) if hasattr(value, "indices") else value
+    try:
+        return int(value.shape.num_elements() or 0) * value.dtype.size
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
+def _host_call(body: Callable[[list[Any]], None], tensors: list[Any], name: str, gradient_calls: int = 0) -> Any:
+    """A stateful host callback that hands `body(values)` to the recorder each time the traced step runs (the
+    recorder runs it at once or a little later, see `Recorder.defer`; the values are immutable tensors, so keeping
+    them is enough). `gradient_calls`: how many `tape.gradient` calls it carries. Returns its output (a scalar) for
+    control dependencies."""
     import tensorflow as tf
 
+    # What the queue holds is counted from the static shapes where they are known (most of it: the weights).
+    static_bytes, dynamic = 0, []
+    for i, tensor in enumerate(tensors):
+        size = _nbytes(tensor) if isinstance(tensor, tf.Tensor) and tensor.shape.is_fully_defined() else None
+        if size is None:
+            dynamic.append(i)
+        else:
+            static_bytes += size
+
     def run(*values: Any) -> Any:
-        if _watching():
+        recorder = STATE.recorder
+        if recorder is not None and not recorder.stopped:
+            nbytes = static_bytes + sum(_nbytes(values[i]) for i in dynamic) if dynamic else static_bytes
             try:
-                body(list(values))
+                recorder.defer(functools.partial(_guarded, body, list(values), name), gradient_calls, nbytes)
             except StopProbe:
                 raise _ProbeStopped("tapelint probe: the probed steps are done") from None
-            except Exception as error:  # noqa: BLE001 - the probe's own bug must not fail the user's step
-                if len(STATE.callback_errors) < 5:
-                    STATE.callback_errors.append(f"{name}: {type(error).__name__}: {error}".splitlines()[0])
-        elif STATE.recorder is not None and STATE.recorder.stopped:
+        elif recorder is not None and recorder.stopped:
             raise _ProbeStopped("tapelint probe: the probed steps are done")
         return True
 
@@ -196,6 +257,277 @@ def _host_call(body: Callable[[list[Any]], None], tensors: list[Any], name: str)
         with tf.device(device):
             return tf.py_function(run, tensors, Tout=tf.bool, name=f"tapelint_{name}")
     return tf.py_function(run, tensors, Tout=tf.bool, name=f"tapelint_{name}")
+
+
+# Rows a stash keeps (steps between two collections), and the most bytes all stashes may hold.
+STASH_ROWS = 16
+STASH_BYTES = 128 * 2 ** 20
+_STASH_DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
+class _Stash:
+    """A host callback's values, kept by the graph instead of handed over: each run of the step writes them into a
+    row of probe-owned variables (a ring of `rows`), with a sequence number shared by all stashes. The values are
+    flattened into one table per dtype (a row is one write per dtype). The host reads the rows later, in one read per
+    table for many steps (`_collect`), and hands them to the callback's body in the order the steps ran. For the
+    outermost graph of a tf.function only: it runs once per call, so a call writes at most one row, and the function
+    wrapper knows when rows could be overwritten or the probed steps be over."""
+
+    sequence: Any = None  # one counter for all stashes
+
+    def __init__(self, body: Callable[[list[Any]], None], tensors: list[Any], name: str, gradient_calls: int,
+                 rows: int) -> None:
+        import tensorflow as tf
+        from tensorflow.python.ops.resource_variable_ops import ResourceVariable
+
+        self.body, self.name, self.gradient_calls, self.rows = body, name, gradient_calls, rows
+        self.read = 0
+        # The function whose calls write it (None when traced outside a call: any call may then write it).
+        self.function = weakref.ref(STATE.calling[-1]) if STATE.calling else None
+        self.row_bytes = sum(_nbytes(t) for t in tensors)
+
+        def variable(initial: Any, name: str) -> Any:
+            # The class itself, not tf.Variable: a tf.function allows new tf.Variables on its first trace only, and
+            # retraces to check; probe-owned variables must not change how the user's function is traced.
+            return ResourceVariable(initial, trainable=False, name=name)
+
+        # Per tensor: (dtype, offset, shape) in its dtype's table; the int64 table starts with the sequence number.
+        widths: dict[Any, int] = {tf.int64: 1}
+        self.places: list[tuple[Any, int, list[int]]] = []
+        for tensor in tensors:
+            shape = tensor.shape.as_list()
+            size = 1
+            for d in shape:
+                size *= d
+            offset = widths.get(tensor.dtype, 0)
+            widths[tensor.dtype] = offset + size
+            self.places.append((tensor.dtype, offset, shape))
+        with tf.init_scope():
+            if _Stash.sequence is None:
+                _Stash.sequence = variable(tf.constant(0, tf.int64), "tapelint_sequence")
+            self.count = variable(tf.constant(0, tf.int64), "tapelint_count")
+            self.tables = {dtype: variable(tf.zeros([rows, width], dtype), "tapelint_stash")
+                           for dtype, width in widths.items()}
+            self.device = self.count.device
+        index = tf.reshape(tf.math.floormod(self.count.assign_add(1) - 1, rows), [1])
+        parts: dict[Any, list[Any]] = {dtype: [] for dtype in widths}
+        parts[tf.int64].append(tf.reshape(_Stash.sequence.assign_add(1), [1]))
+        for tensor in tensors:
+            parts[tensor.dtype].append(tf.reshape(tensor, [-1]))
+        writes = []
+        for dtype, table in self.tables.items():
+            row = parts[dtype][0] if len(parts[dtype]) == 1 else tf.concat(parts[dtype], axis=0)
+            writes.append(table.scatter_update(tf.IndexedSlices(tf.expand_dims(row, 0), index)))
+        self.done = tf.group(writes)
+
+    def skip(self) -> None:
+        import tensorflow as tf
+
+        with tf.init_scope():
+            self.read = int(self.count.numpy())
+
+    def collect(self) -> list[tuple[int, "_Stash", list[Any]]]:
+        """The rows written since the last collection, as (sequence, stash, values)."""
+        import tensorflow as tf
+
+        count = int(self.count.numpy())
+        new = count - self.read
+        if new <= 0:
+            return []
+        if new > self.rows and len(STATE.callback_errors) < 5:
+            STATE.callback_errors.append(f"{self.name}: {new - self.rows} steps ran between two reads of the probe's "
+                                         "stash and were not measured")
+        first = max(self.read, count - self.rows)
+        self.read = count
+        tables = {dtype: table.numpy() for dtype, table in self.tables.items()}
+        out = []
+        for n in range(first, count):
+            row = n % self.rows
+            values = []
+            for dtype, offset, shape in self.places:
+                size = 1
+                for d in shape:
+                    size *= d
+                value = np.array(tables[dtype][row, offset:offset + size], copy=True).reshape(shape).view(_Value)
+                value.device = self.device
+                values.append(value)
+            out.append((int(tables[tf.int64][row, 0]), self, values))
+        return out
+
+
+class _Value(np.ndarray):
+    """A stashed value, read back: an array that answers `.numpy()` and `.device` as the tensor a host callback gets
+    would (the callbacks' bodies take either)."""
+
+    device = ""
+
+    def numpy(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+
+def _stash_rows(tensors: list[Any]) -> int:
+    """How many rows a stash of `tensors` gets; 0 where it cannot be used (values whose shape or type is not fixed
+    when traced, or too many bytes)."""
+    import tensorflow as tf
+
+    if not STATE.tracing:
+        return 0
+    size = 0
+    for tensor in tensors:
+        if not isinstance(tensor, tf.Tensor) or not tensor.shape.is_fully_defined() or \
+                tensor.dtype.name not in _STASH_DTYPES:
+            return 0
+        size += _nbytes(tensor)
+    held = sum(stash.rows * stash.row_bytes for stash in STATE.stashes)
+    rows = STASH_ROWS
+    while rows >= 2 and held + rows * size > STASH_BYTES:
+        rows //= 2
+    return rows if rows >= 2 else 0
+
+
+def _collect() -> None:
+    """Queue the stashes' new rows in the recorder, in the order the steps wrote them."""
+    recorder = STATE.recorder
+    STATE.calls_since_collect = 0
+    STATE.possible_gradients = 0
+    if recorder is None or not STATE.stashes:
+        return
+    import tensorflow as tf
+
+    rows = []
+    with tf.init_scope():  # read eagerly, also when called while a function is traced
+        for stash in STATE.stashes:
+            rows += stash.collect()
+    # A function that is gone writes no more.
+    STATE.stashes = [stash for stash in STATE.stashes if stash.function is None or stash.function() is not None]
+    rows.sort(key=lambda row: row[0])
+    for _, stash, values in rows:
+        recorder.queue(functools.partial(_guarded, stash.body, values, stash.name), stash.gradient_calls,
+                       sum(v.nbytes for v in values))
+
+
+def _after_call(recorder: Recorder, function: Any) -> None:
+    """After a tf.function call: collect the stashes before a row could be overwritten, and measure at once when
+    this call could hold the step that ends the probe (or the oldest uncollected step is old)."""
+    if not STATE.stashes:
+        return
+    import time
+
+    STATE.calls_since_collect += 1
+    now = time.monotonic()
+    if STATE.calls_since_collect == 1:
+        STATE.first_uncollected = now
+    # A call writes at most one row per stash of the function it ran: an upper bound of its gradient calls.
+    STATE.possible_gradients += sum(stash.gradient_calls for stash in STATE.stashes
+                                    if stash.function is None or stash.function() is function)
+    oldest = min(STATE.first_uncollected, recorder.queued_since() or now)
+    if recorder.gradient_calls_seen() + STATE.possible_gradients > recorder.max_steps or \
+            now - oldest > DEFER_SECONDS:
+        recorder.drain()
+    elif STATE.calls_since_collect >= min(stash.rows for stash in STATE.stashes):
+        _collect()
+        if recorder.queued_bytes() > DEFER_BYTES:
+            recorder.drain()
+
+
+def _graph() -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops.get_default_graph()
+
+
+def _add_piece(name: str, tensors: list[Any], handler: Callable[[list[Any]], None], graph: Any = None) -> None:
+    """Values of a hook in a traced step, handed over with the graph's next callback (see `STATE.pending`)."""
+    graph = graph if graph is not None else _graph()
+    entry = STATE.pending.get(id(graph))
+    if entry is None or entry[0] is not graph:
+        entry = STATE.pending[id(graph)] = (graph, [])
+    entry[1].append((name, list(tensors), handler))
+    STATE.tails.pop(id(graph), None)
+
+
+def _take_pending(graph: Any) -> list[tuple[str, list[Any], Callable[[list[Any]], None]]]:
+    entry = STATE.pending.pop(id(graph), None)
+    return entry[1] if entry is not None and entry[0] is graph else []
+
+
+def _emit(pieces: list[tuple[str, list[Any], Callable[[list[Any]], None]]], gradient_calls: int = 0,
+          tail: list[Callable[[list[Any]], None]] | None = None) -> Any:
+    """One host callback for `pieces` (in program order), then the handlers of `tail`."""
+    tensors: list[Any] = []
+    spans: list[tuple[Callable[[list[Any]], None], int, int]] = []
+    for _, piece_tensors, handler in pieces:
+        spans.append((handler, len(tensors), len(tensors) + len(piece_tensors)))
+        tensors += piece_tensors
+
+    def body(values: list[Any]) -> None:
+        for handler, start, end in spans:
+            handler(values[start:end])
+        for handler in tail or ():
+            handler([])
+
+    name = "_".join(name for name, _, _ in pieces)
+    graph = _graph()
+    if STATE.tracing and STATE.tracing[0] is graph:
+        rows = _stash_rows(tensors)
+        if rows:
+            try:
+                stash = _Stash(body, tensors, name, gradient_calls, rows)
+            except Exception as error:  # noqa: BLE001 - the probe's own failure: hand the values over as before
+                if len(STATE.callback_errors) < 5:
+                    STATE.callback_errors.append(f"{name}: {type(error).__name__}: {error}".splitlines()[0])
+            else:
+                STATE.stashes.append(stash)
+                return stash.done
+    return _host_call(body, tensors, name, gradient_calls)
+
+
+def _flush_outer(graph: Any) -> None:
+    """Before a callback is made in `graph`: what is pending in the graphs around it (a function or branch being
+    traced inside another) gets its own callback there, created now, so it runs before this one, as it did."""
+    for key, (other, pieces) in list(STATE.pending.items()):
+        if other is graph:
+            continue
+        del STATE.pending[key]
+        STATE.tails.pop(key, None)
+        if pieces:
+            with other.as_default():
+                _emit(pieces)
+
+
+def _trace_end_wrapper(original: Callable) -> Callable:
+    """`func_graph_from_py_func`, which traces every tf.function and control-flow branch: queued work of earlier
+    steps runs before the trace (its hooks come after it), and what is still pending when the traced body returns
+    gets one callback at its end."""
+
+    @functools.wraps(original)
+    def func_graph_from_py_func(name: Any, python_func: Callable, *args: Any, **kwargs: Any) -> Any:
+        if STATE.recorder is None:
+            return original(name, python_func, *args, **kwargs)
+        _now()
+
+        def traced(*call_args: Any, **call_kwargs: Any) -> Any:
+            graph = _graph()
+            STATE.tracing.append(graph)
+            try:
+                outputs = python_func(*call_args, **call_kwargs)
+            except BaseException:
+                _take_pending(graph)
+                STATE.tails.pop(id(graph), None)
+                raise
+            else:
+                pieces = _take_pending(graph)
+                STATE.tails.pop(id(graph), None)
+                if pieces and STATE.recorder is not None:
+                    _emit(pieces)
+            finally:
+                if STATE.tracing and STATE.tracing[-1] is graph:
+                    STATE.tracing.pop()
+            return outputs
+
+        return original(name, traced, *args, **kwargs)
+
+    return func_graph_from_py_func
 
 
 def _after(done: Any, value: Any) -> Any:
@@ -231,6 +563,8 @@ def _gradient_wrapper(original: Callable) -> Callable:
         if _tracing():
             return _traced_gradient(original, self, target, sources, flat, trainable, sys._getframe(1),
                                     args, kwargs)
+        recorder = _now()
+        recorder.count_gradient_call()
         recorder.before_gradient(trainable, sys._getframe(1), self)
         result = original(self, target, sources, *args, **kwargs)
         recorder.after_gradient(target, flat, tf.nest.flatten(result, expand_composites=False))
@@ -355,7 +689,11 @@ def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, f
         recorder.before_gradient(trainable, site, tape, read_values)
         recorder.after_gradient(rebuild_target(values[:n_target]), flat, measured, read_values)
 
-    done = _host_call(body, inputs, "gradient")
+    graph = _graph()
+    _flush_outer(graph)
+    tail: list[Callable[[list[Any]], None]] = []
+    done = _emit(_take_pending(graph) + [("gradient", inputs, body)], gradient_calls=1, tail=tail)
+    STATE.tails[id(graph)] = (graph, tail)
     routed = [_after(done, g) for g in gradients]
     STATE.recorder.traced_gradients(routed, site)  # type: ignore[union-attr]
     return tf.nest.pack_sequence_as(result, routed, expand_composites=False)
@@ -363,7 +701,7 @@ def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, f
 
 def _record_apply(optimizer: Any, grads: list[Any], variables: list[Any], frame: Any) -> None:
     if not _tracing():
-        STATE.recorder.optimizer_applied(optimizer, grads, variables, frame)  # type: ignore[union-attr]
+        _now().optimizer_applied(optimizer, grads, variables, frame)
         return
     site = trace_site(frame)
     # Only which gradients are None matters here; the values were measured at `tape.gradient`.
@@ -372,7 +710,13 @@ def _record_apply(optimizer: Any, grads: list[Any], variables: list[Any], frame:
     def body(values: list[Any]) -> None:
         STATE.recorder.optimizer_applied(optimizer, present, variables, site)  # type: ignore[union-attr]
 
-    _host_call(body, [], "apply")
+    graph = _graph()
+    tail = STATE.tails.get(id(graph))
+    if tail is not None and tail[0] is graph:
+        # Right after a gradient in the same graph (not in a branch): it runs exactly when that callback has run.
+        tail[1].append(body)
+    else:
+        _add_piece("apply", [], body, graph)
 
 
 def _apply_wrapper(original: Callable) -> Callable:
@@ -418,6 +762,7 @@ def _init_wrapper(original: Callable, kind: str) -> Callable:
         original(self, *args, **kwargs)
         recorder = STATE.recorder
         if recorder is not None:
+            recorder.drain()
             where = _site(sys._getframe(1))
             if kind == "layer":
                 recorder.layer_created(self, where)
@@ -443,7 +788,7 @@ def _loss_call_wrapper(original: Callable) -> Callable:
             if _tracing():
                 _traced_loss(self, y_true, y_pred, result, sys._getframe(1))
             else:
-                STATE.recorder.loss_called(self, y_true, y_pred, result, sys._getframe(1))  # type: ignore[union-attr]
+                _now().loss_called(self, y_true, y_pred, result, sys._getframe(1))
         return result
 
     return __call__
@@ -464,7 +809,7 @@ def _traced_loss(loss: Any, y_true: Any, y_pred: Any, result: Any, frame: Any) -
                 pass
         STATE.recorder.loss_called(loss, true, pred, value, site)  # type: ignore[union-attr]
 
-    _host_call(body, tensors, "loss")
+    _add_piece("loss", tensors, body)
 
 
 def _layer_call_wrapper(original: Callable) -> Callable:
@@ -479,11 +824,11 @@ def _layer_call_wrapper(original: Callable) -> Callable:
         finally:
             STATE.layer_depth -= 1
         if _recording():
-            STATE.recorder.outputs_computed(result)  # type: ignore[union-attr]
+            _now().outputs_computed(result)
             if _tracing():
                 _traced_model_call(self, args, kwargs, sys._getframe(1))
             else:
-                STATE.recorder.model_called(self, args, kwargs, sys._getframe(1))  # type: ignore[union-attr]
+                _now().model_called(self, args, kwargs, sys._getframe(1))
         return result
 
     return __call__
@@ -503,7 +848,7 @@ def _traced_model_call(layer: Any, args: tuple, kwargs: dict, frame: Any) -> Non
             call_args, call_kwargs = args, {**kwargs, ("inputs" if "inputs" in kwargs else "x"): value}
         STATE.recorder.model_called(layer, call_args, call_kwargs, site)  # type: ignore[union-attr]
 
-    _host_call(body, tensors, "model")
+    _add_piece("model", tensors, body)
 
 
 def _function_name(function: Any) -> str:
@@ -540,12 +885,16 @@ def _function_call_wrapper(original: Callable) -> Callable:
             finally:
                 tf.config.run_functions_eagerly(was)
         STATE.functions.setdefault(name, "graph")
+        STATE.calling.append(self)
         try:
             result = original(self, *args, **kwargs)
         except Exception:
             if recorder.stopped:
                 raise StopProbe() from None
             raise
+        finally:
+            STATE.calling.pop()
+        _after_call(recorder, self)
         if recorder.stopped:
             raise StopProbe()
         return result
@@ -606,6 +955,12 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable], Callable]]]:
     except (ImportError, AttributeError):
         pass
     try:
+        from tensorflow.python.framework import func_graph as func_graph_module
+
+        targets.append((func_graph_module, "func_graph_from_py_func", _trace_end_wrapper))
+    except (ImportError, AttributeError):
+        pass
+    try:
         from keras.src.layers.layer import Layer
         from keras.src.losses.loss import Loss
         from keras.src.optimizers.base_optimizer import BaseOptimizer
@@ -659,6 +1014,16 @@ def install(recorder: Recorder, mode: str = "graph") -> Callable[[], None]:
     STATE.functions = {}
     STATE.last_eager_call = None
     STATE.callback_errors = []
+    STATE.pending = {}
+    STATE.tails = {}
+    STATE.tracing = []
+    STATE.calling = []
+    STATE.calls_since_collect = 0
+    STATE.possible_gradients = 0
+    # Functions traced under an earlier recorder keep their stashes: this recorder starts from their next rows.
+    for stash in STATE.stashes:
+        stash.skip()
+    recorder.sources.append(_collect)
     undo: list[tuple[Any, str, Any, bool]] = []
     for cls, attr, wrap in _targets():
         own = attr in vars(cls)
@@ -673,12 +1038,19 @@ def install(recorder: Recorder, mode: str = "graph") -> Callable[[], None]:
         undo.append((cls, attr, original, own))
 
     def uninstall() -> None:
+        try:
+            recorder.drain()  # the queued steps' work needs the recorder's hooks' state
+        except StopProbe:
+            pass
         for cls, attr, original, own in reversed(undo):
             if own:
                 setattr(cls, attr, original)
             else:
                 delattr(cls, attr)
         STATE.recorder = None
+        STATE.pending = {}
+        STATE.tails = {}
+        STATE.tracing = []
         STATE.layer_depth = STATE.loss_depth = STATE.apply_depth = 0
 
     return uninstall

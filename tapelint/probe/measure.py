@@ -11,7 +11,9 @@ import math
 import os
 import re
 import sys
+import time
 import weakref
+from collections import deque
 from typing import Any, Callable
 
 import numpy as np
@@ -211,6 +213,11 @@ POOL_WINDOWS = 2
 # are accumulated over several steps.
 EXTRA_STEPS_MAX = 32
 _GENERIC_NAME = re.compile(r"Variable(_\d+)?$")
+# A traced step's callback only queues what it got (`Recorder.defer`); the queue is measured at the latest when a
+# step could stop the probe, when it holds this many bytes, or this long after its oldest entry (a script killed
+# at a timeout keeps the evidence of its earlier steps).
+DEFER_BYTES = 256 * 2 ** 20
+DEFER_SECONDS = 0.25
 
 
 class GradientSummary:
@@ -296,6 +303,72 @@ class Recorder:
         self._traced_use: set[tuple[Any, Any]] = set()
         self._taken_names: set[str] = set()
         self.watch = OpWatch(_op_site)
+        # Work handed over by traced steps' callbacks, not yet run (see `defer`).
+        self._later: deque[Callable[[], None]] = deque()
+        self._later_bytes = 0
+        self._later_since = 0.0
+        self._gradient_callbacks = 0
+        self._draining = False
+        # Functions that queue work kept elsewhere (the stashes of traced steps), run first by `drain`.
+        self.sources: list[Callable[[], None]] = []
+
+    # -- work of traced steps ------------------------------------------------------------------------------
+    def defer(self, work: Callable[[], None], gradient_calls: int, nbytes: int) -> None:
+        """A traced step's callback hands its values over as `work` (which measures them) and returns at once: the
+        step pays for the hand-over only. The queue runs, in order, before anything else reaches the recorder
+        (`drain`), and at the latest in the callback whose `gradient_calls` could end the probed steps: a step
+        starts at a gradient call, and the observation step comes after `max_steps` completed ones, so the first
+        `max_steps` gradient calls can never stop the probe."""
+        if self.sources and not self._draining:
+            # Work kept elsewhere came first (a stash written earlier in this same step).
+            self._draining = True
+            try:
+                for source in self.sources:
+                    source()
+            finally:
+                self._draining = False
+        self.queue(work, gradient_calls, nbytes)
+        if self._gradient_callbacks > self.max_steps or self._later_bytes > DEFER_BYTES or \
+                time.monotonic() - self._later_since > DEFER_SECONDS:
+            self.drain()
+
+    def queue(self, work: Callable[[], None], gradient_calls: int, nbytes: int) -> None:
+        if not self._later:
+            self._later_since = time.monotonic()
+        self._gradient_callbacks += gradient_calls
+        self._later.append(work)
+        self._later_bytes += nbytes
+
+    def gradient_calls_seen(self) -> int:
+        """The gradient calls handed over so far (measured or queued)."""
+        return self._gradient_callbacks
+
+    def count_gradient_call(self) -> None:
+        """An eager gradient call, measured at once: it counts towards the end of the probed steps too."""
+        self._gradient_callbacks += 1
+
+    def queued_since(self) -> float | None:
+        return self._later_since if self._later else None
+
+    def queued_bytes(self) -> int:
+        return self._later_bytes
+
+    def drain(self) -> None:
+        """Run the queued work of traced steps, in the order the steps ran. StopProbe from it ends the queue. Not
+        re-entered (a checkpoint taken while the queue runs sees the steps run so far)."""
+        later = self._later
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            for source in self.sources:
+                source()
+            while later:
+                later.popleft()()
+        finally:
+            later.clear()
+            self._later_bytes = 0
+            self._draining = False
 
     # -- creation sites ------------------------------------------------------------------------------
     def layer_created(self, layer: Any, frame: Any) -> None:
@@ -571,6 +644,10 @@ class Recorder:
 
     def finish(self, ended_by: str = "the end of the script") -> None:
         """The script ended (or was stopped): close the step that is still open."""
+        try:
+            self.drain()
+        except StopProbe:
+            pass
         self.watch.stop()
         if self.current is not None and not self.current.observation:
             if self.current.gradient_done and (self.watch.take()[2] or _site_key(self.current.record.site)
@@ -740,6 +817,10 @@ class Recorder:
 
     # -- the result -----------------------------------------------------------------------------------
     def typed_evidence(self) -> Evidence:
+        try:
+            self.drain()
+        except StopProbe:
+            pass
         for ref, info in self._optimizer_refs:
             optimizer = ref()
             if optimizer is not None and info.learning_rate is None:
