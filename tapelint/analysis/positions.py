@@ -6,10 +6,12 @@ about 1.3 times the parse, and `MetadataWrapper.resolve` adds a full (empty) vis
 node on top. A file's findings sit in a few of its statements, so the code is generated only for the
 statement that holds an asked-for node (a top-level statement, or inside a class or function the
 statement of its body), starting at that statement's line with the indentation of the blocks around
-it. The line comes from CPython's `ast` (a fraction of the libcst parse) and is checked: the
-statement's generated text must be the source text at that line, else, and for nodes outside any
-statement, the whole module's positions are computed as before. The answers are PositionProvider's
-either way.
+it. The line is where the statement's generated text occurs in the source, when it occurs there exactly
+once at the start of a line, inside the text of the statement around it (a text search costs far less
+than any parse). When a text is ambiguous, the line comes from CPython's `ast` (about a tenth of the
+libcst parse) and is checked: the statement's generated text must be the source text at that line, else,
+and for nodes outside any statement, the whole module's positions are computed as before. The answers
+are PositionProvider's either way.
 
 This reaches into libcst's codegen (`_codegen`, `_gen_impl`, the position-providing codegen state):
 the libcst version is pinned in pyproject.toml for that reason.
@@ -18,9 +20,11 @@ the libcst version is pinned in pyproject.toml for that reason.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from typing import Any, Callable, Mapping
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
 
@@ -60,6 +64,7 @@ class LazyPositions:
         self._starts: dict[int, int] = {}
         self._placed: set[int] = set()  # ids of the blocks whose statements have their lines in _starts
         self._line_offsets: list[int] | None = None
+        self._line_start_set: set[int] = set()
 
     def __getitem__(self, node: cst.CSTNode) -> Any:
         found = self.get(node)
@@ -100,6 +105,9 @@ class LazyPositions:
     def _positions_around(self, node: cst.CSTNode, index: int) -> Mapping[cst.CSTNode, Any] | None:
         """The positions of the innermost statement of a class or function body that holds `node`,
         starting from the top-level statement `index`."""
+        found = self._around_by_text(node, index)
+        if found is not None:
+            return found
         tree = self._parsed()
         if tree is None:
             return None
@@ -124,7 +132,67 @@ class LazyPositions:
             self._done[key] = self._generate(statement, line, indents) if line is not None else None
         return self._done[key]
 
-    # ----- where statements start
+    # ----- where statements start: by their text
+    def _around_by_text(self, node: cst.CSTNode, index: int) -> Mapping[cst.CSTNode, Any] | None:
+        """Place the statements from the top-level one down to the innermost one holding `node` by their
+        generated text: each must occur exactly once, at the start of a line, inside the text of the one
+        above it (the whole file for the top-level one). None when a text is ambiguous or absent (two
+        identical statements, the last line without its newline); CPython's parse places them then."""
+        module = self.module
+        statement: cst.BaseStatement = module.body[index]
+        chain: list[tuple[cst.BaseStatement, list[str]]] = [(statement, [])]
+        indents: list[str] = []
+        while isinstance(statement, _DEFINITIONS) and statement is not node \
+                and isinstance(statement.body, cst.IndentedBlock):
+            block = statement.body
+            inner = next((s for s in block.body if s is node or contains(s, node)), None)
+            if inner is None:
+                break
+            indents = [*indents, module.default_indent if block.indent is None else block.indent]
+            statement = inner
+            chain.append((statement, indents))
+        key = id(statement)
+        if key in self._done:
+            return self._done[key]
+        offsets = self._offsets()
+        start, end = 0, len(self.source)
+        for current, current_indents in chain:
+            state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+            state.indent_tokens = list(current_indents)
+            current._codegen(state)
+            text = "".join(state.tokens)
+            at = self._only_line_start(text, start, end)
+            if at is None:
+                return None
+            start, end = at, at + len(text)
+        line = bisect_right(offsets, start)  # offsets[line - 1] == start
+        computed = self._generate(statement, line, indents)
+        if computed is not None:
+            self._done[key] = computed
+        return computed
+
+    def _only_line_start(self, text: str, start: int, end: int) -> int | None:
+        """Where `text` occurs in `source[start:end]` starting a line, when it does exactly once."""
+        if not text:
+            return None
+        starts = self._line_start_set
+        found = None
+        at = self.source.find(text, start, end)
+        while at >= 0:
+            if at in starts:
+                if found is not None:
+                    return None
+                found = at
+            at = self.source.find(text, at + 1, end)
+        return found
+
+    def _offsets(self) -> list[int]:
+        if self._line_offsets is None:
+            self._line_offsets = [0, *(match.end() for match in NEWLINE_RE.finditer(self.source))]
+            self._line_start_set = set(self._line_offsets)
+        return self._line_offsets
+
+    # ----- where statements start: by CPython's parse
     def _parsed(self) -> ast.Module | None:
         if self._tree is False:
             try:
@@ -162,9 +230,8 @@ class LazyPositions:
         return True
 
     def _generate(self, statement: cst.BaseStatement, line: int, indents: list[str]) -> Mapping[cst.CSTNode, Any] | None:
-        if self._line_offsets is None:
-            self._line_offsets = [0, *(match.end() for match in NEWLINE_RE.finditer(self.source))]
-        if not 1 <= line <= len(self._line_offsets):
+        self._offsets()
+        if not 1 <= line <= len(self._line_offsets):  # type: ignore[arg-type]
             return None
         module = self.module
         provider = PositionProvider()
