@@ -45,10 +45,15 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# As an installed tapelint runs: from bytecode. (Some sandboxes set PYTHONDONTWRITEBYTECODE, which makes an
+# editable install compile every tapelint module from source on every start; pip compiles them at install.)
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(command: list[str], cwd: Path | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
     """(wall seconds, CPU seconds of the process and its children, the result)."""
     cpu, wall = children_cpu(), time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=ENV)
     return time.perf_counter() - wall, children_cpu() - cpu, done
 
 
