@@ -12,6 +12,7 @@ import re
 import threading
 import tokenize
 from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -343,11 +344,14 @@ def _on_big_stack(function, *args, **kwargs):  # type: ignore[no-untyped-def]
 
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
-                cell_lines: CellLines | None = None, prelude: Prelude | None = None) -> list[Diagnostic]:
+                cell_lines: CellLines | None = None, prelude: Prelude | None = None,
+                parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
     """Lint one module's source. `force=False` lets the cheap text prefilter skip the parse. `cell_lines`
     maps the lines of a notebook's composed module to cells, for messages that cite another line.
     `prelude` holds the definitions the module imports from its own project (tapelint.project): they
-    are analysed before the module's lines, and findings in them are reported in their own files."""
+    are analysed before the module's lines, and findings in them are reported in their own files.
+    `parse` stands in for libcst's `parse_module` (the editor server's incremental parser): it must
+    return the module a full parse gives, or raise the full parse's error."""
     deep = _nested_too_deeply(source)
     if deep is not None:
         config = config or Config()
@@ -357,7 +361,8 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
                            f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
     try:
         with _fewer_collections():
-            return _on_big_stack(_lint_deep, source, path, config, force, rules, rule_options, cell_lines, prelude)
+            return _on_big_stack(_lint_deep, source, path, config, force, rules, rule_options, cell_lines, prelude,
+                                 parse)
     except RecursionError:
         config = config or Config()
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
@@ -367,21 +372,23 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
 
 
 def _lint_deep(source: str, path: str, config: Config | None, force: bool, rules: tuple[type[Rule], ...] | None,
-               rule_options: dict | None, cell_lines: CellLines | None, prelude: Prelude | None) -> list[Diagnostic]:
+               rule_options: dict | None, cell_lines: CellLines | None, prelude: Prelude | None,
+               parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
     with _deep_recursion():
         return _lint_source(source, path, config, force=force, rules=rules, rule_options=rule_options,
-                            cell_lines=cell_lines, prelude=prelude)
+                            cell_lines=cell_lines, prelude=prelude, parse=parse)
 
 
 def _lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
                 cell_lines: CellLines | None = None, prelude: Prelude | None = None,
-                prelude_context: Prelude | None = None) -> list[Diagnostic]:
+                prelude_context: Prelude | None = None,
+                parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
     if prelude is not None and trains(source):
         # Only training code is worth analysing with what it imports; the rest is linted alone.
         if not force and not mentions_tensorflow(source):
             return []
-        combined = _lint_with_prelude(source, path, config, rules, rule_options, prelude)
+        combined = _lint_with_prelude(source, path, config, rules, rule_options, prelude, parse)
         if combined is not None:
             return combined
     config = config or Config()
@@ -413,7 +420,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return []
 
     try:
-        module = parse_module(source)
+        module = parse_module(source) if parse is None else parse(source)
     except cst.ParserSyntaxError as error:
         if _python_parses(source):
             return _lint_reindented(source, path, config, error, force=force, rules=rules,
@@ -527,13 +534,14 @@ __all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
 
 
 def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
-                       rule_options: dict | None, prelude: Prelude) -> list[Diagnostic] | None:
+                       rule_options: dict | None, prelude: Prelude,
+                       parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic] | None:
     """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
     source shift up by the prelude's length, lines of the prelude map to the module they came from.
     None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
     combined = prelude.text + source
     found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
-                         prelude_context=prelude)
+                         prelude_context=prelude, parse=parse)
     if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
         return None
     own_suppressions = parse_suppressions(source)

@@ -35,7 +35,8 @@ from tapelint import __version__, registry
 from tapelint.config import Config, find_config_file, load
 from tapelint.diagnostic import Diagnostic, Severity, TextEdit
 from tapelint.project import ProjectIndex
-from tapelint.runner import attribute, lint_document
+from tapelint.incremental import lint_buffer
+from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
 from tapelint.triggers import Trigger, occurs
@@ -47,8 +48,10 @@ SOURCE = "tapelint"
 FIX_ALL_KIND = "source.fixAll.tapelint"
 FIX_ALL_TITLE = "tapelint: fix all safe"
 # A lint starts after a pause in typing of a quarter of what the last lint of the document took, within
-# these bounds: a fast lint starts at once, a slow one waits for a real pause. A newer edit cancels a run
-# still waiting, and drops (or kills) one already running.
+# these bounds: a fast lint starts at once, a slow one waits for a real pause. An edit that came after a
+# pause at least as long as that lint starts it at once: at that typing speed every lint finishes before
+# the next keystroke, and waiting would only delay the findings. A newer edit cancels a run still waiting,
+# and drops (or kills) one already running.
 DEBOUNCE_SECONDS = 0.3
 MIN_DEBOUNCE_SECONDS = 0.02
 # Documents that import a saved one are linted again after it, at this delay, behind any edited document.
@@ -531,7 +534,7 @@ class LintWorker:
 
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         # Start the process and import the engine and the rules now, not on the first real lint.
-        pool.submit(lint_document, "", "<warm-up>", Config(), None)
+        pool.submit(lint_buffer, "", "<warm-up>", Config(), None)
         return pool
 
     def _executor(self) -> Any:
@@ -628,6 +631,7 @@ class TapelintServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         # Seconds the last lint of each document took (for the debounce and for killing stale lints).
         self.lint_seconds: dict[str, float] = {}
+        self.edited_at: dict[str, float] = {}  # when each document was last edited (time.monotonic)
         # Lints of documents that import a saved file: run after the edited documents, dropped for them.
         self.background: set[str] = set()
         self.dependents_due: set[str] = set()
@@ -753,7 +757,7 @@ class TapelintServer(LanguageServer):
             if job.answer is not None:
                 return LintRun(version, source, job.answer)
             return self.finish(uri, version, source, job,
-                               self.worker.run(lint_document, source, job.name, job.config, job.prelude))
+                               self.worker.run(lint_buffer, source, job.name, job.config, job.prelude))
         except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
             self.lint_failed(uri, error)
             return LintRun(version, source, ())
@@ -824,16 +828,24 @@ class TapelintServer(LanguageServer):
 
     # -- diagnostics -------------------------------------------------------------------------------------
 
-    def debounce(self, uri: str) -> float:
+    def debounce(self, uri: str, pause: float | None = None) -> float:
+        """How long to wait before linting the document, edited after `pause` seconds without an edit."""
         took = self.lint_seconds.get(uri)
-        return DEBOUNCE_SECONDS if took is None else min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
+        if took is None:
+            return DEBOUNCE_SECONDS
+        if pause is not None and pause >= took:
+            return 0.0
+        return min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
 
     def changed(self, uri: str) -> None:
         """The document was edited: publish its carried-over findings at once, or lint it after a pause."""
+        now = time.monotonic()
+        previous = self.edited_at.get(uri)
+        self.edited_at[uri] = now
         document = self.open_document(uri)
         run = self.carried_run(uri, document) if document is not None and self.is_lintable(uri) else None
         if run is None:
-            self.schedule(uri, self.debounce(uri))
+            self.schedule(uri, self.debounce(uri, None if previous is None else now - previous))
             return
         self.loop = asyncio.get_running_loop()
         stale = self.pending.pop(uri, None)
@@ -917,7 +929,7 @@ class TapelintServer(LanguageServer):
 
         started = time.monotonic()
         expected = self.lint_seconds.get(uri, 1.0)
-        future = self.worker.submit(lint_document, source, job.name, job.config, job.prelude)
+        future = self.worker.submit(lint_buffer, source, job.name, job.config, job.prelude)
         try:
             found = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -928,7 +940,7 @@ class TapelintServer(LanguageServer):
             self.worker.forget_broken(error)
             loop = asyncio.get_running_loop()
             try:
-                found = await loop.run_in_executor(self.executor, lint_document, source, job.name, job.config,
+                found = await loop.run_in_executor(self.executor, lint_buffer, source, job.name, job.config,
                                                    job.prelude)
             except Exception as again:  # noqa: BLE001
                 self.lint_failed(uri, again)
@@ -966,6 +978,7 @@ class TapelintServer(LanguageServer):
         self.runs.pop(uri, None)
         self._layouts.pop(uri, None)
         self.lint_seconds.pop(uri, None)
+        self.edited_at.pop(uri, None)
         self.dependents_due.discard(uri)
         self.background.discard(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
