@@ -333,6 +333,30 @@ def layout_edit(old: Layout, old_source: str, new_source: str) -> tuple[LayoutEd
     return edit, new
 
 
+def _outside_comments(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` holds a character that is neither whitespace nor after a `#` of its line."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    commented = "#" in text[line_start:start]
+    for char in text[start:end]:
+        if char in "\r\n":
+            commented = False
+        elif char == "#":
+            commented = True
+        elif not commented and not char.isspace():
+            return True
+    return False
+
+
+def may_change_only_layout(old_source: str, new_source: str) -> bool:
+    """A cheap test that `layout_edit` can only pass: the changed text, old and new, is whitespace or comment
+    text (a `#` before it on its line). It spares tokenizing a large file on each keystroke of code."""
+    head = _common_prefix(old_source, new_source)
+    limit = min(len(old_source), len(new_source)) - head
+    tail = _common_prefix(old_source[::-1][:limit], new_source[::-1][:limit]) if limit else 0
+    return not (_outside_comments(old_source, head, len(old_source) - tail)
+                or _outside_comments(new_source, head, len(new_source) - tail))
+
+
 def _bracket_depth(source: str) -> int:
     depth = deepest = 0
     for match in _BRACKETS.finditer(source):
@@ -801,6 +825,8 @@ class TapelintServer(LanguageServer):
         if len(source) > MAX_SOURCE_BYTES or any(d.code == registry.SYNTAX_ERROR[0] for d in run.diagnostics):
             return None
         try:
+            if not may_change_only_layout(run.source, source):
+                return None
             config = self.config_for(uri)
             if config != run.config:
                 return None

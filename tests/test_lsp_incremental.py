@@ -12,7 +12,8 @@ pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (
 
 from tapelint.config import Config  # noqa: E402
 from tapelint.engine import lint_source  # noqa: E402
-from tapelint.lsp import carry_over, layout_edit, layout_of, text_signature, trigger_words  # noqa: E402
+from tapelint.lsp import (carry_over, layout_edit, layout_of, may_change_only_layout, text_signature,  # noqa: E402
+                          trigger_words)
 
 SOURCE = '''"""A small training script with three findings."""
 import tensorflow as tf
@@ -69,6 +70,7 @@ def carried(old: str, new: str, found: tuple) -> tuple | None:
     moved = layout_edit(layout, old, new)
     if moved is None:
         return None
+    assert may_change_only_layout(old, new), "the server's cheap test never turns away a layout-only edit"
     edit, new_layout = moved
     assert new_layout == layout_of(new), "the layout derived from the edit is the one the new text has"
     return carry_over(found, edit)
@@ -156,3 +158,21 @@ def test_random_layout_edits_carry_only_what_a_full_lint_gives(base):
         outcomes["carried"] += 1
         assert answer == full_lint(new), f"{kind} at line {number}"
     assert outcomes["carried"] >= 8 and outcomes["linted"] >= 3, outcomes
+
+
+@pytest.mark.parametrize("old, new", [
+    ("x = 1\n", "x = 12\n"),
+    ("x = 1\n", "x = 1\ny\n"),
+    ("x = 1  # a\n", "x = 1 + 2  # a\n"),
+    ("f(a)\n", "f(a, b)\n"),
+])
+def test_typing_code_is_linted_without_tokenizing_the_file(old, new):
+    # Code typed on a line (not after a `#` of that line) cannot be a layout-only edit: the server lints it
+    # without first tokenizing the old and new texts.
+    assert not may_change_only_layout(old, new)
+
+
+def test_whitespace_and_comment_typing_passes_the_cheap_test():
+    assert may_change_only_layout("x = 1\n", "x = 1  # note\n")
+    assert may_change_only_layout("x = 1  # no\n", "x = 1  # note\n")
+    assert may_change_only_layout("x = 1\ny = 2\n", "x = 1\n\n    # why\ny = 2\n")
