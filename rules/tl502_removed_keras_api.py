@@ -247,7 +247,7 @@ class RemovedKerasApi(Rule):
         self._experimental_namespaces(facts)
         self._removed_modules(facts)
         self._changed_signatures(facts)
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
                 continue
@@ -260,10 +260,10 @@ class RemovedKerasApi(Rule):
     def _removed_modules(self, facts: Facts) -> None:
         """`tf.keras.estimator.model_to_estimator(...)`, `tf.keras.dtensor...`: modules Keras 3 dropped."""
         inner: set[int] = set()
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             if isinstance(use.node, cst.Attribute):
                 inner.add(id(use.node.value))
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or id(node) in inner:
                 continue  # report the whole chain once, at its outermost attribute
@@ -278,11 +278,11 @@ class RemovedKerasApi(Rule):
         """`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.X`,
         `tf.keras.experimental.CosineDecay`, `tf.keras.optimizers.legacy.Adam(...)`."""
         parents: dict[int, cst.Attribute] = {}
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             node = use.node
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
                 parents[id(node.value)] = node
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             node = use.node
             if not isinstance(node, cst.Attribute):
                 continue
@@ -370,7 +370,7 @@ class RemovedKerasApi(Rule):
             else:
                 self._positional_flag(site)
         self._keras2_optimizer_subclasses(facts)
-        for use in facts.name_uses:
+        for use in facts.attribute_uses:
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value not in ("output_shape", "input_shape"):
                 continue

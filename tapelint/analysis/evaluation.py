@@ -60,7 +60,7 @@ def _repeated_passes(facts: Facts, site: CallSite) -> bool:
     if not targets or targets <= {"_"}:
         return True
     return not any(use.name in targets and loop.order < use.order <= loop.end_order and use.node is not loop.node.target
-                   for use in facts.name_uses if use.scope is site.scope)
+                   for use in facts.uses_in_scope(site.scope))
 
 
 def _feeds_metric(facts: Facts, site: CallSite) -> bool:

@@ -103,8 +103,8 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
             return None
         # Every model or layer the scope that builds it calls or reads before it (`base(x)`,
         # `base.get_layer("pool").output`, `base.output`).
-        for use in facts.name_uses:
-            if use.scope is not site.scope or use.order >= site.order or not isinstance(use.node, cst.Name):
+        for use in facts.uses_in_scope(site.scope):
+            if use.order >= site.order or not isinstance(use.node, cst.Name):
                 continue
             for element in resolver.of(use.node, use.scope, use.order):
                 if element.kind in _MODEL_KINDS and element != model:
