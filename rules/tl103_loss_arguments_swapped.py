@@ -6,8 +6,6 @@ from tapelint.analysis.names import dotted
 from tapelint.analysis.predictions import (
     Evaluation,
     evaluations,
-    looks_like_label,
-    looks_like_prediction,
     prediction_source,
 )
 from tapelint.diagnostic import Confidence, Severity
@@ -32,9 +30,9 @@ class LossArgumentsSwapped(Rule):
     `keras.losses.categorical_crossentropy(...)`) whose *first* argument is the model's output and whose
     second is not, and `tf.nn.*_cross_entropy_with_logits(labels=..., logits=...)` with the model's
     output passed as `labels=`. The model's output is followed through assignments, helper functions,
-    `self(...)` in a `train_step` and subclassed models. When neither value can be followed, a call
-    whose first argument is *named* like a prediction (`predictions`, `logits`, `y_pred`) and whose
-    second is named like a label (`labels`, `targets`, `y_true`) is reported with inferred confidence.
+    `self(...)` in a `train_step` and subclassed models; a layer written by hand (`tf.matmul(x, W) + b`,
+    `x @ W` with `W` a `tf.Variable`) counts as a model. When the first value cannot be followed to a
+    model, nothing is reported: a name such as `predictions` or `labels` is not evidence.
 
     ## Why is this bad?
     Keras losses take `(y_true, y_pred)`. Swapped, a cross-entropy takes the log of the (clipped) one-hot
@@ -94,13 +92,8 @@ class LossArgumentsSwapped(Rule):
             first = prediction_source(facts, ev.y_true, ev.site.scope, ev.site.order)
             second = prediction_source(facts, ev.y_pred, ev.site.scope, ev.site.order)
             confidence = Confidence.HIGH
-            if first is None:
-                if second is not None or not (looks_like_prediction(ev.y_true) and looks_like_label(ev.y_pred)):
-                    continue
-                first = f"`{dotted(ev.y_true)}`"
-                confidence = Confidence.INFERRED
-            elif second is not None:
-                continue  # both are predictions: distillation, consistency losses
+            if first is None or second is not None:
+                continue  # unknown, or both are predictions: distillation, consistency losses
             callee = dotted(ev.site.node.func) or ev.name
             other = cst.Module([]).code_for_node(ev.y_pred)
             if ev.kind == "tf.nn":
@@ -125,6 +118,36 @@ class LossArgumentsSwapped(Rule):
                           [(ev.y_true, ev.y_pred), (ev.y_pred, ev.y_true)])
 
     VALID = [
+        Valid(
+            """
+from tensorflow import keras
+
+bce = keras.losses.BinaryCrossentropy()
+
+def evaluate(predictions, labels):
+    return bce(predictions, labels)
+""",
+            "near miss: names are not evidence; nothing calls `evaluate`, so its arguments could hold anything",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+w = tf.Variable(tf.zeros((8, 4)))
+b = tf.Variable(tf.zeros((1, 4)))
+loss_fn = tf.keras.losses.CategoricalCrossentropy()
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+def train(features, label):
+    with tf.GradientTape() as tape:
+        prediction = tf.nn.softmax(tf.matmul(features, w) + b)
+        loss = loss_fn(label, prediction)
+    grads = tape.gradient(loss, [w, b])
+    optimizer.apply_gradients(zip(grads, [w, b]))
+    return loss
+""",
+            "near miss: a layer written by hand, its output passed second",
+        ),
         Valid(
             """
 import tensorflow as tf
@@ -241,13 +264,25 @@ class Classifier(tf.keras.Model):
         ),
         Invalid(
             """
-from tensorflow import keras
+import tensorflow as tf
 
-bce = keras.losses.BinaryCrossentropy()
+class TransferHead(tf.Module):
+    def __init__(self, features, classes):
+        self.w = tf.Variable(tf.zeros((features, classes)))
+        self.b = tf.Variable(tf.zeros((1, classes)))
+        self.loss_fn = tf.keras.losses.CategoricalCrossentropy()
+        self.optimizer = tf.keras.optimizers.Adam(0.001)
 
-def evaluate(predictions, labels):
-    return bce(predictions, labels)
+    @tf.function
+    def train(self, features, label):
+        with tf.GradientTape() as tape:
+            prediction = tf.nn.softmax(tf.matmul(features, self.w) + self.b)
+            loss = self.loss_fn(prediction, label)
+        grads = tape.gradient(loss, [self.w, self.b])
+        self.optimizer.apply_gradients(zip(grads, [self.w, self.b]))
+        return loss
 """,
-            message_contains="`predictions`",
+            line=15,
+            message_contains="a layer written by hand",
         ),
     ]

@@ -8,7 +8,6 @@ never `tf.ones_like(pred)` and the like, which build targets *from* a prediction
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -16,6 +15,7 @@ import libcst as cst
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_class, model_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import Kind, values_of
 
 # Operations whose output is the same prediction in another form.
 _PRESERVING = frozenset(
@@ -27,6 +27,8 @@ _PRESERVING = frozenset(
     }
 )
 _PREDICT_METHODS = frozenset({"predict", "predict_on_batch", "predict_step"})
+# A layer written by hand: `tf.matmul(x, W)` (or `x @ W`) with W a variable, plus a variable bias.
+_MATMUL = frozenset({"tensorflow.matmul", "tensorflow.linalg.matmul", "keras.ops.matmul"})
 
 
 def _func_expr(call: cst.Call) -> cst.BaseExpression:
@@ -42,6 +44,11 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
         qualified = facts.resolve(expr.func)
         if qualified in ACTIVATION_FUNCTIONS or qualified in _PRESERVING:
             return prediction_source(facts, arg_value(expr, 0), scope, order, depth + 1)
+        if qualified in _MATMUL:
+            weights = arg_value(expr, 1, "b")
+            if _is_variable(facts, weights, scope, order):
+                return f"the output of `{dotted(expr.func) or 'matmul'}(..., {dotted(weights)})` (a layer written by hand)"
+            return None
         if isinstance(expr.func, cst.Call):
             cls = layer_class(facts, expr.func)
             return f"the `{cls}` layer's output" if cls is not None else None
@@ -63,6 +70,17 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
         return None
     if isinstance(expr, cst.Subscript):
         return prediction_source(facts, expr.value, scope, order, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.MatrixMultiply) and _is_variable(facts, expr.right, scope, order):
+            return f"the output of `... @ {dotted(expr.right)}` (a layer written by hand)"
+        if isinstance(expr.operator, cst.Add):
+            # `tf.matmul(x, W) + b`: the bias of a hand-written layer keeps it a prediction.
+            for product, bias in ((expr.left, expr.right), (expr.right, expr.left)):
+                if _is_variable(facts, bias, scope, order):
+                    found = prediction_source(facts, product, scope, order, depth + 1)
+                    if found is not None:
+                        return found
+        return None
     name = dotted(expr)
     if name is None:
         return None
@@ -73,6 +91,14 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
         return None
     # `logits, aux = model(x)`: every element of a model's output is still a prediction.
     return prediction_source(facts, binding.value, binding.scope, binding.order, depth + 1)
+
+
+def _is_variable(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> bool:
+    """`expr` holds a `tf.Variable` (every value the value model gives it is one)."""
+    if expr is None or dotted(expr) is None:
+        return False
+    found = values_of(facts, expr, scope, order)
+    return bool(found) and all(v.kind is Kind.VARIABLE for v in found)
 
 
 def _from_parameter(facts: Facts, name: str, scope: Scope, depth: int) -> str | None:
@@ -90,24 +116,6 @@ def _from_parameter(facts: Facts, name: str, scope: Scope, depth: int) -> str | 
             return None
         found = found or source
     return found
-
-
-_PREDICTION_NAMES = re.compile(
-    r"^(y_?pred\w*|y_?hat|preds?|predictions?|predicted\w*|logits|outputs?|probs|probabilities|scores)$"
-)
-_LABEL_NAMES = re.compile(
-    r"^(y_?true|labels?|targets?|y|ys|y_?batch\w*|y_?train|batch_labels|label_batch|gt|ground_truth\w*|one_hot\w*)$"
-)
-
-
-def looks_like_prediction(expr: cst.BaseExpression | None) -> bool:
-    name = dotted(expr)
-    return name is not None and bool(_PREDICTION_NAMES.match(name.rsplit(".", 1)[-1]))
-
-
-def looks_like_label(expr: cst.BaseExpression | None) -> bool:
-    name = dotted(expr)
-    return name is not None and bool(_LABEL_NAMES.match(name.rsplit(".", 1)[-1]))
 
 
 # ----------------------------------------------------------------------------- Keras losses and metrics
