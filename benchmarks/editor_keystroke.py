@@ -11,8 +11,10 @@ keystroke at a time and measures, for each, the time from sending the notificati
   comment   typing a trailing comment at the end of a statement line
   newline   pressing Enter at the end of a line (a blank line), then typing its indentation
 
-The reference is a bare `libcst.parse_module` of the same text, measured in the same run, so the ratio holds
-on a shared, noisy machine.
+The references are a bare `libcst.parse_module` of the same text and a full in-process lint of it
+(`tapelint.lint_source`), measured in the same run, so the ratios hold on a shared, noisy machine. The
+`code` scenario mixes texts that parse with texts that do not (`log.` before the name is typed): their
+medians are also given apart.
 """
 
 from __future__ import annotations
@@ -257,6 +259,37 @@ def keystrokes(text: str, scenario: str, count: int) -> list[tuple[int, int, int
     return edits[:count]
 
 
+def parses(text: str) -> bool:
+    try:
+        compile(text, "<keystroke>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError:
+        return False
+    return True
+
+
+def edited_texts(text: str, scenario: str, count: int) -> list[str]:
+    """The text after each keystroke."""
+    texts = []
+    for line, column, end_line, end_column, new_text in keystrokes(text, scenario, count):
+        lines = text.split("\n")
+        start = sum(len(row) + 1 for row in lines[:line]) + column
+        end = sum(len(row) + 1 for row in lines[:end_line]) + end_column
+        text = text[:start] + new_text + text[end:]
+        texts.append(text)
+    return texts
+
+
+def lint_seconds(text: str, repeat: int) -> float:
+    from tapelint import lint_source
+
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        lint_source(text, "train.py")
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def measure(text: str, scenario: str, count: int, timeout: float) -> tuple[float, list[float], int]:
     with tempfile.TemporaryDirectory(prefix="tapelint-keystroke-") as folder:
         workspace = Path(folder)
@@ -316,14 +349,21 @@ def main() -> None:
     text = training_file(args.lines)
     scenarios = ("code", "comment", "newline") if args.scenario == "all" else (args.scenario,)
     parse = bare_parse_seconds(text, 3)
+    lint = lint_seconds(text, 3)
     print(f"file               {text.count(chr(10))} lines, {len(text)} characters")
     print(f"bare libcst parse  {parse * 1000:8.0f} ms (median of 3)")
+    print(f"full lint          {lint * 1000:8.0f} ms (in-process lint_source, median of 3)")
     for scenario in scenarios:
         opened, latencies, found = measure(text, scenario, args.edits, args.timeout)
         median, p90 = statistics.median(latencies), percentile(latencies, 0.9)
         print(f"{scenario:<8} open {opened * 1000:6.0f} ms ({found} diagnostics); {len(latencies)} keystrokes: "
               f"median {median * 1000:6.0f} ms, p90 {p90 * 1000:6.0f} ms, max {max(latencies) * 1000:6.0f} ms; "
-              f"median / bare parse {median / parse:5.2f}")
+              f"median / bare parse {median / parse:5.2f}, / full lint {median / lint:5.2f}")
+        kinds = [parses(edited) for edited in edited_texts(text, scenario, args.edits)]
+        if scenario == "code" and all(kind in kinds for kind in (True, False)):
+            for kind, label in ((True, "parse"), (False, "do not parse")):
+                chosen = [latency for latency, k in zip(latencies, kinds) if k == kind]
+                print(f"{'':<8} {len(chosen)} texts {label}: median {statistics.median(chosen) * 1000:6.0f} ms")
     parse_after = bare_parse_seconds(text, 3)
     print(f"bare libcst parse  {parse_after * 1000:8.0f} ms again after the runs (noise check)")
 

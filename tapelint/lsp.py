@@ -1099,6 +1099,7 @@ def create_server() -> TapelintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: TapelintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.edited_at[params.text_document.uri] = time.monotonic()  # the first edit's pause counts from here
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
