@@ -143,8 +143,24 @@ def test_batch_of_a_dataset_is_a_tensor_but_a_loop_over_weights_is_not():
                 y = v * 2.0
             tape.gradient(y, v)
     """)
-    assert batch is not None and "data pipeline" in batch.what
+    assert batch is not None and batch.certain and "`tf.data` pipeline" in batch.what
     assert weight is None
+
+
+def test_a_loop_over_something_named_like_data_is_not_evidence():
+    """`loader`, `train_ds`, `batches`: names prove nothing (a generator may yield variables)."""
+    assert _kinds("""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        for images in train_loader:
+            with tf.GradientTape() as tape:
+                y = model(images)
+            tape.gradient(y, images)
+        for images in make_dataset().batch(4):
+            with tf.GradientTape() as tape:
+                y = model(images)
+            tape.gradient(y, images)
+    """) == [None, None]
 
 
 def test_a_name_that_may_hold_a_variable_on_one_path_is_not_reported():

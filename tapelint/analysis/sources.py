@@ -33,8 +33,6 @@ TENSOR_PREFIXES = ("tensorflow.random.", "numpy.", "keras.applications.")  # ker
 VARIABLE_MAKERS = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.variable"})
 
 # Words of a loop's iterable (and of what its name holds) that say what the loop yields.
-_WEIGHT_WORDS = ("variables", "weights", "params", "parameters")
-_PIPELINE_WORDS = ("dataset", "tf.data", "from_tensor_slices", ".batch(", "loader")
 _BUDGET = 64
 
 
@@ -146,17 +144,12 @@ class _Reader:
         loop = binding.node
         if not isinstance(loop, (cst.For, cst.CompFor)):
             return None
-        text = cst.Module(body=[]).code_for_node(loop.iter)
-        name = dotted(loop.iter)
-        if name is not None:
-            for holder in _holders(self.f, name, binding.scope, binding.order)[-1:]:
-                if holder.value is not None:
-                    text += " " + cst.Module(body=[]).code_for_node(holder.value)
-        if any(word in text for word in _WEIGHT_WORDS):
+        # Only a loop over what the value model proves is a `tf.data.Dataset` (its elements are tensors,
+        # never variables); a name such as `loader` or `train_ds` is not evidence.
+        iterated = self.values.of(loop.iter, binding.scope, binding.order)
+        if not iterated or any(v.kind is not Kind.DATASET for v in iterated):
             return None
-        if not any(word in text.lower() for word in _PIPELINE_WORDS):
-            return None
-        return SourceKind("a batch tensor from the data pipeline", certain=False)
+        return SourceKind("a batch tensor from the `tf.data` pipeline", certain=True)
 
     # ------------------------------------------------------------------ expressions
     def of_expr(self, expr: cst.BaseExpression, scope: Scope, order: int) -> SourceKind | None:
