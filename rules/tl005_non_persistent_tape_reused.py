@@ -2,10 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.walk import child_nodes
-
 from tapelint.analysis.blocks import blocks
-from tapelint.analysis.dataflow import contains
 from tapelint.analysis.facts import GRADIENT_METHODS, keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls
 from tapelint.analysis.values import Kind, Value, values_of
@@ -139,17 +136,8 @@ class NonPersistentTapeReused(Rule):
 
     def _in_comprehension(self, grad: GradientCall) -> bool:
         """`[tape.gradient(loss, v) for v in variables]`: the call is the element of a comprehension."""
-        root = grad.site.scope.node or self.context.module
-        stack: list[cst.CSTNode] = [root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) and contains(node.elt, grad.site.node):
-                return True
-            if isinstance(node, cst.DictComp) and (contains(node.value, grad.site.node)
-                                                   or contains(node.key, grad.site.node)):
-                return True
-            stack.extend(child_nodes(node))
-        return False
+        order = grad.site.order
+        return any(start < order <= end for start, end in self.facts.comprehension_elements)
 
     @staticmethod
     def _fix(tape) -> PendingFix:  # type: ignore[no-untyped-def]

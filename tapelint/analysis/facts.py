@@ -232,6 +232,7 @@ class _Collector(cst.CSTVisitor):
         self.open_withs: dict[int, list[TapeBlock]] = {}
         self.containers: list[str] = []
         self.comprehensions: list[list[int]] = []
+        self.element_ends: dict[int, list[int]] = {}  # id(first CompFor) -> its comprehension's element part
         self.pending: list[int] = []
         self.right_operands: dict[int, list[int]] = {}
         self.open_ands: dict[int, list[int]] = {}
@@ -399,6 +400,9 @@ class _Collector(cst.CSTVisitor):
         self.loop_depth[-1] -= 1
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        part = self.element_ends.pop(id(node), None)
+        if part is not None:
+            part[1] = self.order - 1  # the comprehension's element ends where its first `for` begins
         self._bind_target(node.target, None, node, from_loop=node.iter)
 
     # Comprehension targets live in the comprehension's own scope (Python 3).
@@ -409,6 +413,9 @@ class _Collector(cst.CSTVisitor):
         span = [self.order, 1 << 60]
         self.comprehensions.append(span)
         self.f.comprehension_spans[id(node)] = span
+        part = [self.order, 1 << 60]
+        self.f.comprehension_elements.append(part)
+        self.element_ends[id(node.for_in)] = part  # type: ignore[attr-defined]
 
     def _close_comprehension(self, node: cst.CSTNode) -> None:
         self.comprehensions.pop()[1] = self.order
@@ -620,6 +627,9 @@ class Facts:
         self.stores: list[Store] = []
         self.augmented_stores: list[Store] = []  # `acc[i] += g`, `self.sums[k] *= 0`
         self.comprehension_spans: dict[int, list[int]] = {}
+        # [order, last order] of each comprehension's element (`elt`, or a dict comprehension's key and
+        # value): the orders of the nodes inside it, the comprehension's own order excluded.
+        self.comprehension_elements: list[list[int]] = []
         self.boolean_ands: list[list[int]] = []
         self.statement_values: set[int] = set()  # ids of expressions evaluated as statements
         self.comprehension_of_element: dict[int, cst.CSTNode] = {}  # id(elt) -> its comprehension

@@ -171,12 +171,15 @@ class Values:
 
     # ------------------------------------------------------------------ expressions
     def _expr(self, expr: cst.BaseExpression, scope: Scope, order: int) -> frozenset[Value]:
-        if isinstance(expr, cst.Name):
-            return self._name(expr.value, expr, scope, order)
-        if isinstance(expr, cst.Attribute):
-            return self._attribute(expr, scope, order)
-        if isinstance(expr, cst.Call):
-            return self._call(expr, scope, order)
+        # Exact types for the common cases: a failed isinstance against a libcst class (an ABC) costs a
+        # call into ABCMeta, and this runs for every expression the rules ask about.
+        kind = type(expr)
+        if kind is cst.Name:
+            return self._name(expr.value, expr, scope, order)  # type: ignore[attr-defined]
+        if kind is cst.Attribute:
+            return self._attribute(expr, scope, order)  # type: ignore[arg-type]
+        if kind is cst.Call:
+            return self._call(expr, scope, order)  # type: ignore[arg-type]
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
             return self._sequence(expr, scope, order)
         if isinstance(expr, cst.Dict):
