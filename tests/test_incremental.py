@@ -12,7 +12,7 @@ import pytest
 
 from tapelint.config import Config
 from tapelint.engine import lint_source
-from tapelint.incremental import IncrementalParser, lint_buffer, parser_for
+from tapelint.incremental import IncrementalParser, cpython_error_has_a_line, lint_buffer, parser_for
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 
@@ -65,7 +65,9 @@ def assert_same(parser: IncrementalParser, text: str) -> bool:
     """The parser's answer for `text` is the full parse's; True when the text parses."""
     expected, got = full_parse(text), incremental_parse(parser, text)
     if isinstance(expected, str):
-        assert got == expected, "a text that does not parse raises the full parse's error"
+        assert isinstance(got, str), "a text that does not parse raises a syntax error"
+        if not cpython_error_has_a_line(text):
+            assert got == expected, "where the engine reads libcst's error, it is the full parse's"
         return False
     assert isinstance(got, cst.Module), f"the full parse succeeds, the incremental one says {got}"
     assert got.code == text
@@ -155,16 +157,22 @@ def test_windows_line_endings_and_tabs_give_the_full_parse() -> None:
     type_text(parser, tabs, offset, "\tseen = []\n")
 
 
-def test_a_text_that_does_not_parse_raises_the_full_parse_error_and_keeps_the_last_parse() -> None:
+def test_a_text_that_does_not_parse_is_known_from_the_changed_statement_on() -> None:
     parser = IncrementalParser()
     parser.parse(TRAINING)
     offset = TRAINING.index("    count = 0\n")
-    broken = TRAINING[:offset] + "    total = (\n" + TRAINING[offset:]
-    with pytest.raises(cst.ParserSyntaxError) as raised:
-        parser.parse(broken)
-    with pytest.raises(cst.ParserSyntaxError) as expected:
-        cst.parse_module(broken)
-    assert str(raised.value) == str(expected.value)
+    name = "incremental_broken_train.py"
+    lint_buffer(TRAINING, name, Config(), None)
+    for typed in ("    log.\n", "    total = (\n", '    print("evaluating\n', "    for\n"):
+        broken = TRAINING[:offset] + typed + TRAINING[offset:]
+        before = parser.failed_early
+        with pytest.raises(cst.ParserSyntaxError):
+            parser.parse(broken)
+        with pytest.raises(cst.ParserSyntaxError):
+            cst.parse_module(broken)
+        assert parser.failed_early == before + 1, "the full parse was not needed to know"
+        # The editor shows exactly the command line's finding for the text (CPython's message and place).
+        assert lint_buffer(broken, name, Config(), None) == lint_source(broken, name, Config())
     # The next text that parses is still spliced from the last one that did.
     before = parser.spliced
     assert_same(parser, TRAINING[:offset] + "    total = ()\n" + TRAINING[offset:])
@@ -242,3 +250,20 @@ def test_the_editor_lint_of_each_keystroke_is_the_command_line_lint() -> None:
         text = text[:offset] + typed + text[offset:]
         offset += len(typed)
     assert parser_for(name).spliced > 0
+
+
+@pytest.mark.parametrize("statement", [
+    "else:\n    x = (\n",  # `else` may continue the `for` loop before it
+    "(x): int = 1\n",  # CPython accepts it, libcst does not: the engine reads libcst's error
+])
+def test_a_failure_that_the_changed_statements_cannot_prove_gets_the_full_parse_error(statement: str) -> None:
+    source = "for item in items:\n    pass\nelapsed = 1\nprint(elapsed)\n"
+    parser = IncrementalParser()
+    parser.parse(source)
+    broken = source.replace("elapsed = 1\n", statement)
+    with pytest.raises(cst.ParserSyntaxError) as raised:
+        parser.parse(broken)
+    with pytest.raises(cst.ParserSyntaxError) as expected:
+        cst.parse_module(broken)
+    assert str(raised.value) == str(expected.value)
+    assert parser.failed_early == 0
