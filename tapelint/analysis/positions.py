@@ -134,9 +134,9 @@ class LazyPositions:
 
     # ----- where statements start: by their text
     def _around_by_text(self, node: cst.CSTNode, index: int) -> Mapping[cst.CSTNode, Any] | None:
-        """Place the statements from the top-level one down to the innermost one holding `node` by their
-        generated text: each must occur exactly once, at the start of a line, inside the text of the one
-        above it (the whole file for the top-level one). None when a text is ambiguous or absent (two
+        """Place the innermost statement holding `node` by its generated text: it, or a statement around
+        it, must occur exactly once at the start of a line in the file, and each statement below that one
+        exactly once inside the text of the one above it. None when a text is ambiguous or absent (two
         identical statements, the last line without its newline); CPython's parse places them then."""
         module = self.module
         statement: cst.BaseStatement = module.body[index]
@@ -155,16 +155,32 @@ class LazyPositions:
         if key in self._done:
             return self._done[key]
         offsets = self._offsets()
-        start, end = 0, len(self.source)
-        for current, current_indents in chain:
-            state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-            state.indent_tokens = list(current_indents)
-            current._codegen(state)
-            text = "".join(state.tokens)
-            at = self._only_line_start(text, start, end)
+        texts: dict[int, str] = {}
+
+        def text(level: int) -> str:
+            if level not in texts:
+                current, current_indents = chain[level]
+                state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+                state.indent_tokens = list(current_indents)
+                current._codegen(state)
+                texts[level] = "".join(state.tokens)
+            return texts[level]
+
+        # From the inside out: the innermost statement whose text occurs once in the whole file anchors the
+        # search, so the text of a large class around a finding is generated only when nothing inside it
+        # is unique. Then down to the innermost statement, each inside the one above it.
+        for anchor in range(len(chain) - 1, -1, -1):
+            start = self._only_line_start(text(anchor), 0, len(self.source))
+            if start is not None:
+                break
+        else:
+            return None
+        end = start + len(text(anchor))
+        for level in range(anchor + 1, len(chain)):
+            at = self._only_line_start(text(level), start, end)
             if at is None:
                 return None
-            start, end = at, at + len(text)
+            start, end = at, at + len(text(level))
         line = bisect_right(offsets, start)  # offsets[line - 1] == start
         computed = self._generate(statement, line, indents)
         if computed is not None:
