@@ -273,12 +273,13 @@ class _Collector(cst.CSTVisitor):
                 if visit is _UNSEEN:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
                 if visit is None or visit(node) is not False:
-                    push((node, True))
                     children = child_nodes(node)
-                    for child in reversed(children):
-                        push((child, False))
-                    continue
-            # leaving (or a visit that skips the children)
+                    if children:
+                        push((node, True))
+                        for child in reversed(children):
+                            push((child, False))
+                        continue
+            # leaving (a leaf is left at once, or a visit skipped the children)
             self.depth -= 1
             if cls in span_types:
                 span = spans.get(id(node))
