@@ -21,11 +21,12 @@ import importlib.util
 import math
 import os
 import sys
+import time
 import weakref
 from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
-from typing import Any, Callable, Iterator
 
 from tapelint.probe.measure import (DEFER_BYTES, DEFER_SECONDS, Recorder, StopProbe, is_trainable_variable,
                                      is_user_file, user_site)
@@ -284,6 +285,8 @@ class _Stash:
         self.read = 0
         # The function whose calls write it (None when traced outside a call: any call may then write it).
         self.function = weakref.ref(STATE.calling[-1]) if STATE.calling else None
+        # The graph that writes it (a call runs one of its function's graphs).
+        self.graph = weakref.ref(_graph())
         self.row_bytes = sum(_nbytes(t) for t in tensors)
 
         def variable(initial: Any, name: str) -> Any:
@@ -308,7 +311,8 @@ class _Stash:
             self.count = variable(tf.constant(0, tf.int64), "tapelint_count")
             self.tables = {dtype: variable(tf.zeros([rows, width], dtype), "tapelint_stash")
                            for dtype, width in widths.items()}
-            self.device = self.count.device
+            # Where the step's values are: a float table sits where TensorFlow puts the model's weights (the GPU).
+            self.device = next((t.device for d, t in self.tables.items() if d.is_floating), self.count.device)
         index = tf.reshape(tf.math.floormod(self.count.assign_add(1) - 1, rows), [1])
         parts: dict[Any, list[Any]] = {dtype: [] for dtype in widths}
         parts[tf.int64].append(tf.reshape(_Stash.sequence.assign_add(1), [1]))
@@ -406,20 +410,23 @@ def _collect() -> None:
                        sum(v.nbytes for v in values))
 
 
-def _after_call(recorder: Recorder, function: Any) -> None:
+def _after_call(recorder: Recorder, function: Any, started: float) -> None:
     """After a tf.function call: collect the stashes before a row could be overwritten, and measure at once when
     this call could hold the step that ends the probe (or the oldest uncollected step is old)."""
     if not STATE.stashes:
         return
-    import time
-
     STATE.calls_since_collect += 1
     now = time.monotonic()
     if STATE.calls_since_collect == 1:
-        STATE.first_uncollected = now
-    # A call writes at most one row per stash of the function it ran: an upper bound of its gradient calls.
-    STATE.possible_gradients += sum(stash.gradient_calls for stash in STATE.stashes
-                                    if stash.function is None or stash.function() is function)
+        # From the start of the call: a slow step is measured right after it, as a callback inside it was.
+        STATE.first_uncollected = started
+    # A call runs one graph (a trace) of its function, which writes at most one row to each of its stashes: the
+    # most gradient calls of one graph is an upper bound of the call's.
+    per_graph: dict[int, int] = {}
+    for stash in STATE.stashes:
+        if stash.function is None or stash.function() is function:
+            per_graph[id(stash.graph())] = per_graph.get(id(stash.graph()), 0) + stash.gradient_calls
+    STATE.possible_gradients += max(per_graph.values(), default=0)
     oldest = min(STATE.first_uncollected, recorder.queued_since() or now)
     if recorder.gradient_calls_seen() + STATE.possible_gradients > recorder.max_steps or \
             now - oldest > DEFER_SECONDS:
@@ -886,6 +893,7 @@ def _function_call_wrapper(original: Callable) -> Callable:
                 tf.config.run_functions_eagerly(was)
         STATE.functions.setdefault(name, "graph")
         STATE.calling.append(self)
+        started = time.monotonic()
         try:
             result = original(self, *args, **kwargs)
         except Exception:
@@ -894,7 +902,7 @@ def _function_call_wrapper(original: Callable) -> Callable:
             raise
         finally:
             STATE.calling.pop()
-        _after_call(recorder, self)
+        _after_call(recorder, self, started)
         if recorder.stopped:
             raise StopProbe()
         return result
