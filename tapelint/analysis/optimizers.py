@@ -133,16 +133,38 @@ _INSPECTING = frozenset({"print", "len", "isinstance", "type", "id", "str", "rep
                          "issubclass", "callable", "dir", "hash", "bool"})
 
 
+class _AppliesByOptimizer:
+    """The apply sites (in document order) under each optimizer value their receiver may hold, so that a
+    question about one optimizer does not scan every apply site of the file (once per optimizer made)."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.by_value: dict[Value, list[tuple[ApplySite, set[Value]]]] = {}
+        self.any_unknown = False
+        for apply in apply_sites(facts):
+            held = set(flatten(apply.optimizers))
+            for value in held:
+                self.by_value.setdefault(value, []).append((apply, held))
+            if is_unknown(held):
+                self.any_unknown = True
+
+
+def _applies_by_optimizer(facts: Facts) -> _AppliesByOptimizer:
+    return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))  # type: ignore[no-any-return]
+
+
+def _compile_calls(facts: Facts) -> list[CallSite]:
+    """`x.compile(...)` calls, in document order."""
+    return facts.cached("compile_calls", lambda: [  # type: ignore[no-any-return]
+        site for site in facts.calls if site.method == "compile" and isinstance(site.node.func, cst.Attribute)])
+
+
 def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:
     """What becomes of the optimizer made at `creation`."""
     me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
-    unknown_receiver = False
-    for apply in apply_sites(facts):
-        held = set(flatten(apply.optimizers))
-        if me in held:
-            return Fate.APPLIED
-        if is_unknown(held):
-            unknown_receiver = True
+    applies = _applies_by_optimizer(facts)
+    if me in applies.by_value:
+        return Fate.APPLIED
+    unknown_receiver = applies.any_unknown
     if not _read_later(facts, creation):
         return Fate.UNUSED  # never read after it is made: it cannot have gone anywhere
     if _escapes(facts, me):
@@ -297,19 +319,15 @@ def optimizer_steps(facts: Facts, creation: OptimizerCreation, compiled: bool = 
     once = _made_once(facts, creation)
     resolver = values(facts)
     found: list[OptimizerStep] = []
-    for apply in apply_sites(facts):
-        held = set(flatten(apply.optimizers))
-        if me not in held:
-            continue
+    for apply, held in _applies_by_optimizer(facts).by_value.get(me, ()):
         if held != {me}:
             continue  # may be another optimizer too: which one steps what cannot be told
         sets = _variable_sets(facts, apply.variables)
         if sets is None:
             return None
         found.append(OptimizerStep(apply.site.node, tuple(sets) if once else (frozenset().union(*sets),)))
-    for site in facts.calls if compiled else ():
-        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
-            continue
+    for site in _compile_calls(facts) if compiled else ():
+        assert isinstance(site.node.func, cst.Attribute)
         given = set(flatten(resolver.of(arg_value(site.node, 0, "optimizer"), site.scope, site.order)))
         if me not in given:
             continue
