@@ -47,11 +47,11 @@ logger = logging.getLogger("tapelint.lsp")
 SOURCE = "tapelint"
 FIX_ALL_KIND = "source.fixAll.tapelint"
 FIX_ALL_TITLE = "tapelint: fix all safe"
-# A lint starts after a pause in typing of a quarter of what the last lint of the document took, within
-# these bounds: a fast lint starts at once, a slow one waits for a real pause. An edit that came after a
-# pause at least as long as that lint starts it at once: at that typing speed every lint finishes before
-# the next keystroke, and waiting would only delay the findings. A newer edit cancels a run still waiting,
-# and drops (or kills) one already running.
+# An edit is linted at once when no lint of the document is waiting or running: waiting would only delay
+# its findings (typing slower than the lint, every lint ends before the next keystroke). An edit that
+# comes while one is (typing faster than the lint) waits for a pause in typing of a quarter of what the
+# last lint of the document took, within these bounds. A newer edit cancels a run still waiting, and
+# drops (or kills) one already running.
 DEBOUNCE_SECONDS = 0.3
 MIN_DEBOUNCE_SECONDS = 0.02
 # Documents that import a saved one are linted again after it, at this delay, behind any edited document.
@@ -655,7 +655,6 @@ class TapelintServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         # Seconds the last lint of each document took (for the debounce and for killing stale lints).
         self.lint_seconds: dict[str, float] = {}
-        self.edited_at: dict[str, float] = {}  # when each document was last edited (time.monotonic)
         # Lints of documents that import a saved file: run after the edited documents, dropped for them.
         self.background: set[str] = set()
         self.dependents_due: set[str] = set()
@@ -854,24 +853,19 @@ class TapelintServer(LanguageServer):
 
     # -- diagnostics -------------------------------------------------------------------------------------
 
-    def debounce(self, uri: str, pause: float | None = None) -> float:
-        """How long to wait before linting the document, edited after `pause` seconds without an edit."""
-        took = self.lint_seconds.get(uri)
-        if took is None:
-            return DEBOUNCE_SECONDS
-        if pause is not None and pause >= took:
+    def debounce(self, uri: str) -> float:
+        """How long an edit of the document waits before its lint."""
+        if uri not in self.pending:
             return 0.0
-        return min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
+        took = self.lint_seconds.get(uri)
+        return DEBOUNCE_SECONDS if took is None else min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
 
     def changed(self, uri: str) -> None:
         """The document was edited: publish its carried-over findings at once, or lint it after a pause."""
-        now = time.monotonic()
-        previous = self.edited_at.get(uri)
-        self.edited_at[uri] = now
         document = self.open_document(uri)
         run = self.carried_run(uri, document) if document is not None and self.is_lintable(uri) else None
         if run is None:
-            self.schedule(uri, self.debounce(uri, None if previous is None else now - previous))
+            self.schedule(uri, self.debounce(uri))
             return
         self.loop = asyncio.get_running_loop()
         stale = self.pending.pop(uri, None)
@@ -1004,7 +998,6 @@ class TapelintServer(LanguageServer):
         self.runs.pop(uri, None)
         self._layouts.pop(uri, None)
         self.lint_seconds.pop(uri, None)
-        self.edited_at.pop(uri, None)
         self.dependents_due.discard(uri)
         self.background.discard(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -1099,7 +1092,6 @@ def create_server() -> TapelintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: TapelintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.edited_at[params.text_document.uri] = time.monotonic()  # the first edit's pause counts from here
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
