@@ -418,7 +418,7 @@ def _after_call(recorder: Recorder, function: Any, started: float) -> None:
     STATE.calls_since_collect += 1
     now = time.monotonic()
     if STATE.calls_since_collect == 1:
-        # From the start of the call: a slow step is measured right after it, as a callback inside it was.
+        # From the start of the call: a step slower than DEFER_SECONDS is measured right after it.
         STATE.first_uncollected = started
     # A call runs one graph (a trace) of its function, which writes at most one row to each of its stashes: the
     # most gradient calls of one graph is an upper bound of the call's.

@@ -214,10 +214,11 @@ POOL_WINDOWS = 2
 EXTRA_STEPS_MAX = 32
 _GENERIC_NAME = re.compile(r"Variable(_\d+)?$")
 # A traced step's callback only queues what it got (`Recorder.defer`); the queue is measured at the latest when a
-# step could stop the probe, when it holds this many bytes, or this long after its oldest entry (a script killed
-# at a timeout keeps the evidence of its earlier steps).
+# step could stop the probe, when it holds this many bytes, or this long after its oldest entry began (a script
+# killed at a timeout loses at most the last second of its steps' evidence; a step slower than that is measured
+# right after it).
 DEFER_BYTES = 256 * 2 ** 20
-DEFER_SECONDS = 0.25
+DEFER_SECONDS = 1.0
 
 
 class GradientSummary:
