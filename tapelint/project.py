@@ -299,7 +299,9 @@ class _Builder:
                 return
             self.chosen[key] = set()
         chosen = self.chosen[key]
-        pending = set(names)
+        # A worklist in a fixed order (never a set's pop: its order changes with the hash seed, and with it
+        # which modules make the size bounds, the prelude's text, its findings and its cache key).
+        pending = sorted(names, reverse=True)
         seen: set[str] = set()
         while pending:
             current = pending.pop()
@@ -314,7 +316,7 @@ class _Builder:
                 if current in bound and index not in chosen:
                     chosen.add(index)
                     self.total += last - first + 1
-                    pending |= read - seen
+                    pending.extend(sorted(read - seen, reverse=True))
         for module in summary.star_imports:
             self.want(module, None, "*", depth + 1)
         if summary not in self.order:

@@ -31,3 +31,42 @@ def test_every_finding_and_message_is_the_same_whatever_the_hash_seed():
     assert len(first) > 250
     for seed in ("4", "6"):
         assert report(seed) == first
+
+
+PRELUDE_PROGRAM = """
+import sys
+from pathlib import Path
+from tapelint.project import ProjectIndex
+
+path = Path(sys.argv[1])
+prelude = ProjectIndex(None).prelude(path, path.read_text())
+sys.stdout.write(prelude.text if prelude is not None else "<none>")
+"""
+
+
+@pytest.mark.slow
+def test_the_prelude_of_imported_definitions_is_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """The prelude is part of a file's cache key: when its order followed a set's, the files of keras'
+    own tests were linted again on every warm run (and, past the size bounds, saw other definitions)."""
+    parts = [f"part{i}" for i in range(8)]
+    for name in parts:
+        (tmp_path / f"{name}.py").write_text(
+            f"import tensorflow as tf\n\ndef {name}_block(x):\n    return tf.nn.relu(x)\n", encoding="utf-8")
+    (tmp_path / "blocks.py").write_text(
+        "".join(f"from {name} import {name}_block\n" for name in parts)
+        + "\n\ndef stack(x):\n    return " + " + ".join(f"{name}_block(x)" for name in parts) + "\n",
+        encoding="utf-8")
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nfrom blocks import stack\n\n"
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\noptimizer = tf.keras.optimizers.Adam()\n"
+        "with tf.GradientTape() as tape:\n    loss = tf.reduce_mean(model(stack(tf.ones((2, 2)))))\n"
+        "grads = tape.gradient(loss, model.trainable_variables)\n"
+        "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", encoding="utf-8")
+    texts = set()
+    for seed in ("0", "1", "4", "6"):
+        done = subprocess.run([sys.executable, "-c", PRELUDE_PROGRAM, str(tmp_path / "train.py")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        texts.add(done.stdout)
+    assert len(texts) == 1
+    assert all(f"def {name}_block" in next(iter(texts)) for name in parts)
