@@ -343,16 +343,18 @@ class _Stash:
                                          "stash and were not measured")
         first = max(self.read, count - self.rows)
         self.read = count
-        tables = {dtype: table.numpy() for dtype, table in self.tables.items()}
+        # Only the new rows (a gather per table), not the whole ring.
+        indices = tf.constant([n % self.rows for n in range(first, count)], tf.int64)
+        tables = {dtype: table.sparse_read(indices).numpy() for dtype, table in self.tables.items()}
         out = []
-        for n in range(first, count):
-            row = n % self.rows
+        for row in range(count - first):
             values = []
             for dtype, offset, shape in self.places:
                 size = 1
                 for d in shape:
                     size *= d
-                value = np.array(tables[dtype][row, offset:offset + size], copy=True).reshape(shape).view(_Value)
+                # A view of the gathered rows, which nothing else holds or writes.
+                value = tables[dtype][row, offset:offset + size].reshape(shape).view(_Value)
                 value.device = self.device
                 values.append(value)
             out.append((int(tables[tf.int64][row, 0]), self, values))
