@@ -394,10 +394,14 @@ def _stash_rows(tensors: list[Any]) -> int:
 def _collect() -> None:
     """Queue the stashes' new rows in the recorder, in the order the steps wrote them."""
     recorder = STATE.recorder
-    STATE.calls_since_collect = 0
-    STATE.possible_gradients = 0
     if recorder is None or not STATE.stashes:
         return
+    if STATE.calls_since_collect == 0 and not STATE.calling and not recorder.finishing:
+        # No tf.function call ran or runs since the last collection, so none wrote a row (a concrete function
+        # called by itself, which the wrapper does not see, is collected at the end): an eager hook pays no reads.
+        return
+    STATE.calls_since_collect = 0
+    STATE.possible_gradients = 0
     import tensorflow as tf
 
     rows = []
@@ -1048,6 +1052,7 @@ def install(recorder: Recorder, mode: str = "graph") -> Callable[[], None]:
         undo.append((cls, attr, original, own))
 
     def uninstall() -> None:
+        recorder.finishing = True
         try:
             recorder.drain()  # the queued steps' work needs the recorder's hooks' state
         except StopProbe:

@@ -310,6 +310,8 @@ class Recorder:
         self._later_since = 0.0
         self._gradient_callbacks = 0
         self._draining = False
+        # Set by `finish`: the sources hand over everything they may hold.
+        self.finishing = False
         # Functions that queue work kept elsewhere (the stashes of traced steps), run first by `drain`.
         self.sources: list[Callable[[], None]] = []
 
@@ -645,6 +647,7 @@ class Recorder:
 
     def finish(self, ended_by: str = "the end of the script") -> None:
         """The script ended (or was stopped): close the step that is still open."""
+        self.finishing = True
         try:
             self.drain()
         except StopProbe:
