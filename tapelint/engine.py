@@ -21,6 +21,7 @@ from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.parsing import parse_module
+from tapelint.splicing import splice_prelude
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, mentions_tensorflow, trains
@@ -540,8 +541,19 @@ def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tup
     source shift up by the prelude's length, lines of the prelude map to the module they came from.
     None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
     combined = prelude.text + source
+    whole = parse or parse_module
+
+    def parse_combined(text: str) -> cst.Module:
+        # The prelude's blocks are parsed once per process and spliced before the source's own statements
+        # (tapelint.splicing.splice_prelude: the module a full parse gives, or None to parse it whole).
+        if text == combined:
+            spliced = splice_prelude(prelude, source, whole, parse_module)
+            if spliced is not None:
+                return spliced
+        return whole(text)
+
     found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
-                         prelude_context=prelude, parse=parse)
+                         prelude_context=prelude, parse=parse_combined)
     if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
         return None
     own_suppressions = parse_suppressions(source)

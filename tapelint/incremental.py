@@ -22,6 +22,9 @@ What libcst decides for the whole file is checked separately, and anything uncer
     small module only when it starts at the top of the file or runs to its end.
 A small module that does not parse is parsed again to the end of the text (an edit may open a bracket
 that closes further on); when that fails too, the whole text cannot parse (see `IncrementalParser`).
+
+The same argument splices a file's project prelude from blocks parsed once per process
+(`tapelint.splicing.splice_prelude`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import libcst as cst
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic
 from tapelint.project import Prelude
+from tapelint.splicing import opens_block as _opens_block
 
 Parse = Callable[[str], cst.Module]
 
@@ -60,25 +64,6 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
         else:
             high = middle - 1
     return low
-
-
-_CLAUSES = ("body", "orelse", "handlers", "finalbody")
-
-
-def _opens_block(node: cst.CSTNode) -> bool:
-    """Whether a statement holds an indented block (an INDENT token) anywhere in its clauses."""
-    if isinstance(node, (cst.IndentedBlock, cst.Match)):
-        return True
-    if isinstance(node, cst.SimpleStatementLine) or not isinstance(node, cst.CSTNode):
-        return False
-    for name in _CLAUSES:
-        value = getattr(node, name, None)
-        if value is None:
-            continue
-        for part in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(part, cst.CSTNode) and not isinstance(part, cst.SimpleStatementSuite) and _opens_block(part):
-                return True
-    return False
 
 
 @dataclass
