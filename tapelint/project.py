@@ -161,7 +161,8 @@ class ProjectIndex:
         stored = self.store.get(stored_key) if self.store is not None else None
         if stored is not None:
             try:
-                result = ModuleSummary.from_json(stored) if stored.get("summary") is not None else None
+                summary = stored["summary"]
+                result = ModuleSummary.from_json(summary) if summary is not None else None
                 self._summaries[key] = result
                 return result
             except (KeyError, TypeError, ValueError):

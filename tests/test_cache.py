@@ -179,7 +179,8 @@ def test_runs_in_parallel_share_the_cache_safely(project):
     assert leftovers == []
 
 
-def test_module_summaries_are_kept_as_json_and_a_changed_module_is_read_again(project):
+def test_module_summaries_are_kept_as_json_and_a_changed_module_is_read_again(project, monkeypatch):
+    import tapelint.project
     from tapelint.project import ProjectIndex
 
     (project / "models.py").write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n")
@@ -192,8 +193,15 @@ def test_module_summaries_are_kept_as_json_and_a_changed_module_is_read_again(pr
     stored = list((project / "c").rglob("modules/*/*.json"))
     assert first is not None and stored
     assert all(json.loads(p.read_text())["summary"]["name"] == "models" for p in stored)
+    summarise = tapelint.project._summarise
+
+    def must_not_read(path, root):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"{path} was read again although its summary is stored")
+
+    monkeypatch.setattr(tapelint.project, "_summarise", must_not_read)
     again = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
     assert again is not None and again.text == first.text
+    monkeypatch.setattr(tapelint.project, "_summarise", summarise)
     (project / "models.py").write_text(
         'import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n')
     changed = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
