@@ -26,7 +26,35 @@ SLOW_FILES = frozenset({
 })
 
 
+def _all_slow(path: Path) -> bool:
+    if path.name in SLOW_FILES:
+        return True
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(line.startswith("pytestmark = pytest.mark.slow") for line in text.splitlines())
+
+
+def pytest_ignore_collect(collection_path, config):  # type: ignore[no-untyped-def]
+    """Under `-m "not slow"`, a module whose every test is slow is not even imported: importing the probe's
+    test modules imports TensorFlow (seconds of the fast tier, for tests it then deselects)."""
+    if (config.getoption("markexpr", "") or "").replace(" ", "") != "notslow":
+        return None
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") and _all_slow(collection_path):
+        return True
+    return None
+
+
+# Files whose tests run the CLI in a subprocess through a helper of this name (0.6-0.8 s each): the tests
+# that call it are slow, the others in the file stay in the fast tier.
+SUBPROCESS_HELPERS = {"test_notebooks.py": "tapelint", "test_formats.py": "tapelint"}
+
+
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
     for item in items:
-        if item.path.name in SLOW_FILES:
+        helper = SUBPROCESS_HELPERS.get(item.path.name)
+        function = getattr(item, "function", None)
+        if item.path.name in SLOW_FILES or (
+                helper is not None and function is not None and helper in function.__code__.co_names):
             item.add_marker(pytest.mark.slow)

@@ -38,6 +38,7 @@ def _attribute(root: object, dotted_path: str) -> object | None:
     return root
 
 
+@pytest.mark.slow  # seconds: the fast tier stays under a minute; CI runs it
 def test_every_safe_experimental_rename_exists_in_the_installed_keras():
     keras = pytest.importorskip("keras")
     if not keras.__version__.startswith("3."):

@@ -73,6 +73,7 @@ def test_every_rule_appears_in_tapelint_rules_output():
     assert {r.code for r in _declared_rules()} <= listed
 
 
+@pytest.mark.slow  # seconds: the fast tier stays under a minute; CI runs it
 def test_check_mode_fails_on_stale_docs_and_write_mode_repairs_them(tmp_path: Path):
     (tmp_path / "README.md").write_text(
         f"# demo\n\n## Rules\n\n{docs.TABLE_START}\n| stale |\n{docs.TABLE_END}\n\n## Usage\n", encoding="utf-8")

@@ -215,6 +215,7 @@ def realistic_edit(text: str, rng: random.Random) -> str:
         cut + rng.choice([0, 1, 3]):]
 
 
+@pytest.mark.slow  # seconds: the fast tier stays under a minute; CI runs it
 @pytest.mark.parametrize("seed", range(2))
 def test_random_edits_of_corpus_files_give_the_full_parse(seed: int) -> None:
     rng = random.Random(seed)

@@ -17,6 +17,7 @@ def _sources() -> list[str]:
     return [path.read_text(encoding="utf-8") for path in files]
 
 
+@pytest.mark.slow  # seconds: the fast tier stays under a minute; CI runs it
 def test_the_tree_is_the_one_libcst_parses():
     sources = _sources()
     assert len(sources) > 20

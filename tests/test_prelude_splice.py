@@ -247,6 +247,7 @@ def _keras_preludes_splice_exactly(largest: int) -> int:
     return checked
 
 
+@pytest.mark.slow  # seconds: the fast tier stays under a minute; CI runs it
 def test_the_smaller_preludes_of_keras_layers_splice_exactly():
     assert _keras_preludes_splice_exactly(largest=5_000) >= 3
 

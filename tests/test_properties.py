@@ -44,7 +44,7 @@ hypothesmith = pytest.importorskip("hypothesmith")
 
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=100)
-@given(hypothesmith.from_grammar())
+@given(st.deferred(hypothesmith.from_grammar))  # built when the (slow) test runs, not at import
 def test_any_valid_module_next_to_a_training_loop_lints_without_internal_errors(module: str):
     # The generated code alone mentions no TensorFlow, so no rule would look at it: put it in a TF file.
     _lints_cleanly("import tensorflow as tf\n" + module + "\n" + LOOP)
@@ -52,7 +52,7 @@ def test_any_valid_module_next_to_a_training_loop_lints_without_internal_errors(
 
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=100)
-@given(hypothesmith.from_node())
+@given(st.deferred(hypothesmith.from_node))
 def test_any_libcst_generated_module_lints_without_internal_errors(module: str):
     _lints_cleanly("import tensorflow as tf\n" + module + "\n")
 
