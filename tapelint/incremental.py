@@ -44,7 +44,8 @@ from tapelint.splicing import opens_block as _opens_block
 Parse = Callable[[str], cst.Module]
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest equal head of `a` and `b` (the editor server uses it too)."""
     low, high = 0, min(len(a), len(b))
     while low < high:  # by halves: each comparison is one memcmp
         middle = (low + high + 1) // 2
@@ -168,7 +169,7 @@ def splice(old: Parsed, text: str, parse: Parse, to_end: bool = False) -> Parsed
     the text from the first of them on); None when that is not certain to equal a full parse. Raises
     `Unparsed` when the text parsed again does not parse on its own."""
     module = old.module
-    head = _common_prefix(old.text, text)
+    head = common_prefix(old.text, text)
     tail = _common_suffix(old.text, text, min(len(old.text), len(text)) - head)
     found = old.region(head, len(old.text) - tail)
     if found is None:
@@ -287,7 +288,7 @@ class IncrementalParser:
             if parsed.text == text:
                 self._remember(parsed)
                 return parsed.module
-            shared = _common_prefix(parsed.text, text)
+            shared = common_prefix(parsed.text, text)
             shared += _common_suffix(parsed.text, text, min(len(parsed.text), len(text)) - shared)
             if shared > best_shared:
                 best, best_shared = parsed, shared

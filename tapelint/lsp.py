@@ -35,7 +35,7 @@ from tapelint import __version__, registry
 from tapelint.config import Config, find_config_file, load
 from tapelint.diagnostic import Diagnostic, Severity, TextEdit
 from tapelint.project import ProjectIndex
-from tapelint.incremental import lint_buffer
+from tapelint.incremental import common_prefix as _common_prefix, lint_buffer
 from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
@@ -275,17 +275,6 @@ class LayoutEdit:
     @property
     def first_moved_line(self) -> int | None:
         return self.high[0] if self.lines else None
-
-
-def _common_prefix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # the longest equal head, by halves: each comparison is one memcmp
-        middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def layout_edit(old: Layout, old_source: str, new_source: str) -> tuple[LayoutEdit, Layout] | None:
