@@ -1,3 +1,3 @@
-from tapelint.cli import main
+from tapelint.launch import main
 
 main()

@@ -1,6 +1,8 @@
 """The command line. Each command parses its options and calls one library function.
 
-`tapelint PATH...` is shorthand for `tapelint check PATH...`.
+`tapelint PATH...` is shorthand for `tapelint check PATH...`. The console script starts in
+`tapelint.launch`, which runs a plain `check` command line without loading typer and hands every other
+one to `main` here.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import typer
 from typer.core import TyperGroup
 
 from tapelint import __version__
-from tapelint.errors import TapelintError
+from tapelint.config import split_selectors
+from tapelint.errors import (EXIT_ERROR, EXIT_INTERRUPTED, TapelintError, say_error, say_internal_error,
+                             say_interrupted)
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130  # as shells report SIGINT
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 class _DefaultCheckGroup(TyperGroup):
@@ -73,7 +76,7 @@ class ColorChoice(str, Enum):
 
 
 def fail(message: str) -> "typer.Exit":
-    typer.echo(f"tapelint: error: {message}", err=True)
+    say_error(message)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -92,10 +95,7 @@ def root(
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
+    return split_selectors(list(values or []))
 
 
 @app.command()
@@ -263,12 +263,12 @@ def main() -> None:
         result = app(prog_name="tapelint", standalone_mode=False)
         if result == EXIT_INTERRUPTED:
             # typer turns Ctrl-C into a quiet exit 130; say what happened, once.
-            typer.echo("tapelint: interrupted", err=True)
+            say_interrupted()
         sys.exit(result if isinstance(result, int) else EXIT_CLEAN)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except KeyboardInterrupt:
-        typer.echo("tapelint: interrupted", err=True)
+        say_interrupted()
         sys.exit(EXIT_INTERRUPTED)
     except TapelintError as error:
         typer.echo(f"tapelint: error: {error}", err=True)
@@ -281,8 +281,7 @@ def main() -> None:
             # click's usage errors (unknown option, missing argument): one line, exit 2.
             typer.echo(f"tapelint: error: {error.format_message()} (see `tapelint --help`)", err=True)
             sys.exit(EXIT_ERROR)
-        detail = f"{type(error).__name__}: {error}".splitlines()[0]
-        typer.echo(f"tapelint: internal error: {detail} (please report it)", err=True)
+        say_internal_error(error)
         sys.exit(EXIT_ERROR)
 
 

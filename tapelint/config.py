@@ -40,6 +40,14 @@ _TOP_KEYS = {
 FAIL_ON = ("error", "warning", "info")
 
 
+def split_selectors(values: list[str]) -> list[str]:
+    """The command line's `--select TL1,TL2 --select TL3`: ["TL1", "TL2", "TL3"]."""
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
 @dataclass(frozen=True)
 class Config:
     select: tuple[str, ...] | None = None

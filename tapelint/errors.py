@@ -1,4 +1,9 @@
-"""Errors that end a run with exit code 2 and a one-line message."""
+"""Errors that end a run with exit code 2 and a one-line message, and how the command line says them."""
+
+import sys
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # as shells report SIGINT
 
 
 class TapelintError(Exception):
@@ -11,3 +16,17 @@ class ConfigError(TapelintError):
 
 class InputError(TapelintError):
     pass
+
+
+def say_error(message: str) -> None:
+    print(f"tapelint: error: {message}", file=sys.stderr, flush=True)
+
+
+def say_internal_error(error: BaseException) -> None:
+    """A bug in tapelint: one line that asks for a report, never a traceback at users."""
+    detail = f"{type(error).__name__}: {error}".splitlines()[0]
+    print(f"tapelint: internal error: {detail} (please report it)", file=sys.stderr, flush=True)
+
+
+def say_interrupted() -> None:
+    print("tapelint: interrupted", file=sys.stderr, flush=True)
