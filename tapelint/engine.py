@@ -235,31 +235,31 @@ def _deep_recursion():  # type: ignore[no-untyped-def]
 
 
 # A lint allocates millions of small objects that live until it ends (the tree, its metadata, the facts),
-# so the cyclic collector's young-generation passes, every 700 allocations by default, find little to
-# free and rescan survivors again and again: 10-25% of a large file's lint. While any lint runs, the
-# first threshold is raised (cycles are still collected, less often); the previous one comes back after.
-_GC_THRESHOLD = 50_000
+# so the cyclic collector finds almost nothing to free while it runs: its young-generation passes (every
+# 700 allocations by default) rescan survivors again and again, and the full passes it triggers walk the
+# whole tree, 10-25% of a large file's lint in all, and the main source of its run-to-run noise. While any
+# lint runs, the collector is paused (reference counting still frees everything that is not a cycle; the
+# few cycles a lint leaves are collected by the next pass after it), then restored as it was.
 _gc_lock = threading.Lock()
 _gc_users = 0
-_gc_saved: tuple[int, ...] = ()
+_gc_was_enabled = False
 
 
 @contextlib.contextmanager
 def _fewer_collections():  # type: ignore[no-untyped-def]
-    global _gc_users, _gc_saved
+    global _gc_users, _gc_was_enabled
     with _gc_lock:
         if _gc_users == 0:
-            _gc_saved = gc.get_threshold()
-            if _gc_saved and 0 < _gc_saved[0] < _GC_THRESHOLD:
-                gc.set_threshold(_GC_THRESHOLD, *_gc_saved[1:])
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
         _gc_users += 1
     try:
         yield
     finally:
         with _gc_lock:
             _gc_users -= 1
-            if _gc_users == 0 and _gc_saved:
-                gc.set_threshold(*_gc_saved)
+            if _gc_users == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _forget_collections_in_child() -> None:
@@ -487,7 +487,18 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
             checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
             extra = unused_suppressions(path, source, suppressions, found, checked)
             diagnostics += [d for d in extra if not _suppressed_by_file(suppressions, d)]
+    _release(shared)
     return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def _release(shared: dict) -> None:
+    """Break the reference cycles of one lint (the shared analyses point back at the facts, the positions
+    at `shared`), so that reference counting frees its tree and facts as soon as it ends. Left to the
+    cyclic collector, they would be traced once more, object by object, on its next full pass."""
+    facts = shared.get("facts")
+    if facts is not None:
+        facts.release()
+    shared.clear()
 
 
 def _python_parses(source: str) -> bool:

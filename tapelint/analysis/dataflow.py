@@ -577,28 +577,24 @@ def names_in_order(expr: cst.CSTNode | None) -> list[str]:
     found: dict[str, None] = {}
     if expr is None:
         return []
-
-    def visit(node: cst.CSTNode) -> None:
+    # An explicit stack, children pushed last-first, reads them in source order. (A recursive inner
+    # function would be a reference cycle that keeps the tree alive until the cyclic collector runs.)
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        node = pending.pop()
         if isinstance(node, cst.Attribute):
             name = dotted(node)
             if name is not None:
                 found[name] = None
                 found[name.split(".")[0]] = None
-                return
-            visit(node.value)
-            return
-        if isinstance(node, cst.Name):
+            else:
+                pending.append(node.value)
+        elif isinstance(node, cst.Name):
             found[node.value] = None
-            return
-        if isinstance(node, cst.Arg):
-            visit(node.value)
-            return
-        if isinstance(node, cst.Lambda):
-            return
-        for child in child_nodes(node):
-            visit(child)
-
-    visit(expr)
+        elif isinstance(node, cst.Arg):
+            pending.append(node.value)
+        elif not isinstance(node, cst.Lambda):
+            pending.extend(reversed(child_nodes(node)))
     return list(found)
 
 

@@ -240,8 +240,6 @@ class _Collector(cst.CSTVisitor):
         self.top = -1
         self.top_statement = facts.top_statement
         self.spans = facts.spans
-        self.visitors: dict[type, object] = {}
-        self.leavers: dict[type, object] = {}
 
     def run(self, root: cst.CSTNode) -> None:
         """Depth-first in source order, like `walk(root, visitor)` with the visitor's `on_visit`/`on_leave`
@@ -251,7 +249,10 @@ class _Collector(cst.CSTVisitor):
         stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         pop, push = stack.pop, stack.append
         top_statement, spans = self.top_statement, self.spans
-        visitors, leavers = self.visitors, self.leavers
+        # Local tables of bound methods: kept on the collector they would make it a reference cycle, which
+        # keeps the whole tree alive after the lint until the cyclic collector happens to run.
+        visitors: dict[type, object] = {}
+        leavers: dict[type, object] = {}
         span_types = _SPAN_TYPES
         while stack:
             node, leaving = pop()
@@ -949,6 +950,10 @@ class Facts:
     @property
     def uses_gradient_tape(self) -> bool:
         return bool(self.tapes)
+
+    def release(self) -> None:
+        """Forget the cached analyses (they refer back to these facts), once nothing will ask again."""
+        self._cache.clear()
 
     def cached(self, key: object, compute):  # type: ignore[no-untyped-def]
         if key not in self._cache:

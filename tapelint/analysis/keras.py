@@ -671,30 +671,10 @@ class ModelReader:
         """For every node of a function body: the ids of the branching statements around it."""
 
         def compute() -> dict[int, tuple[int, ...]]:
-            enclosing: dict[int, tuple[int, ...]] = {}
-            root = scope.node if scope.node is not None else self.f.module
-            stack: list[int] = []
-            around: list[tuple[int, ...]] = [()]  # tuple(stack), shared by the nodes between changes
-
-            class Walker:
-                def on_visit(self, node: cst.CSTNode) -> bool:
-                    kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
-                    if node is not root and kind in _SCOPE_TYPES:
-                        return False  # another scope
-                    enclosing[id(node)] = around[0]
-                    if kind in _BRANCHING_TYPES:
-                        stack.append(id(node))
-                        around[0] = tuple(stack)
-                    return True
-
-                def on_leave(self, original_node: cst.CSTNode) -> None:
-                    if type(original_node) in _BRANCHING_TYPES and stack and stack[-1] == id(original_node):
-                        stack.pop()
-                        around[0] = tuple(stack)
-
+            walker = _BranchWalker(scope.node if scope.node is not None else self.f.module)
             # A read-only walk: `CSTNode.visit` would rebuild every node of the body.
-            walk(root, Walker())
-            return enclosing
+            walk(walker.root, walker)
+            return walker.enclosing
 
         return self.f.cached(("branch_blocks", id(scope)), compute)  # type: ignore[return-value]
 
@@ -704,6 +684,33 @@ class ModelReader:
             return None
         cls = layer_class(self.f, binding.value)
         return (cls, binding.value) if cls is not None else None
+
+
+class _BranchWalker:
+    """For `ModelReader._branch_blocks`: the branching statements around each node of one scope's body.
+    (A class at module level: one made per call would be a reference cycle holding the tree.)"""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        self.enclosing: dict[int, tuple[int, ...]] = {}
+        self.stack: list[int] = []
+        self.around: tuple[int, ...] = ()  # tuple(stack), shared by the nodes between changes
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
+        if node is not self.root and kind in _SCOPE_TYPES:
+            return False  # another scope
+        self.enclosing[id(node)] = self.around
+        if kind in _BRANCHING_TYPES:
+            self.stack.append(id(node))
+            self.around = tuple(self.stack)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        stack = self.stack
+        if type(original_node) in _BRANCHING_TYPES and stack and stack[-1] == id(original_node):
+            stack.pop()
+            self.around = tuple(stack)
 
 
 def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
