@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import re
+
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.keras import WEIGHTED_LAYERS, application_name, layer_class
 from tapelint.analysis.steps import per_step
+from tapelint.analysis.vocabulary import APPLICATIONS_PREFIX
 from tapelint.analysis.values import values
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
@@ -12,6 +15,12 @@ from tapelint.rule import Invalid, Rule, Valid
 VARIABLE_MAKERS = frozenset({"tensorflow.Variable", "keras.Variable"})
 # Layers with weights beyond WEIGHTED_LAYERS' list (any convolution, recurrent or attention layer).
 _WEIGHTED_WORDS = ("Conv", "LSTM", "GRU", "RNN", "Dense", "Embedding", "Attention", "Normalization", "PReLU")
+# What a file must say for anything here to be reported: the last part of a name `_construction` accepts
+# (a weighted layer's class, or a word such a class holds; `Variable`; `applications`). Resolving a name
+# rewrites its prefix (`tf.keras.` -> `keras.`), never its last part, so that part is in the text.
+_CONSTRUCTED = re.compile("|".join(re.escape(word) for word in sorted(
+    {*WEIGHTED_LAYERS, *_WEIGHTED_WORDS, *(name.rsplit(".", 1)[-1] for name in VARIABLE_MAKERS),
+     APPLICATIONS_PREFIX.rstrip(".").rsplit(".", 1)[-1]})))
 
 
 def _weighted(cls: str) -> bool:
@@ -80,7 +89,8 @@ class LayerCreatedInCall(Rule):
     name = "layer-created-in-call"
     message = "`{what}` is created {where}: every step gets new, randomly initialised weights that no optimizer trains"
     severity = Severity.ERROR
-    triggers = (("def call", "layers"), ("def call", "Variable"), ("def __call__", "layers"), ("def __call__", "Variable"), "GradientTape", "apply_gradients")
+    triggers = (("def call", "layers", _CONSTRUCTED), ("def call", "Variable"), ("def __call__", "layers", _CONSTRUCTED),
+                ("def __call__", "Variable"), ("GradientTape", _CONSTRUCTED), ("apply_gradients", _CONSTRUCTED))
     probe = ""
 
     def check(self) -> None:
