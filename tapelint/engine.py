@@ -21,7 +21,7 @@ from tapelint import registry
 from tapelint.config import Config
 from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.parsing import parse_module
-from tapelint.splicing import splice_prelude
+from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, mentions_tensorflow, trains
@@ -543,6 +543,11 @@ def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> b
 
 
 __all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
+
+
+def warm_prelude(prelude: Prelude) -> None:
+    """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
+    warm_pieces(prelude, parse_module)
 
 
 def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,

@@ -257,8 +257,8 @@ def _summarise(path: Path, root: Path) -> ModuleSummary | None:
                 bound.add(local)
                 if module:
                     summary.imported[local] = (module, alias.name)
+        # Every name read (the base of `x.y`, stored to or not, is a read of `x` too).
         read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        read |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
         summary.statements.append((first, last, bound, read))
     return summary
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,22 +223,38 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     return result
 
 
-def _load_before_fork(pending: list[Work]) -> None:
+def _load_before_fork(pending: list[Work]) -> bool:
     """Import the engine, libcst and the rules the files need once, in this process, where the workers
-    are forked from (they share the pages), instead of once in every worker: half a second of CPU each.
-    Only when some file will be parsed: a run over files that never mention TensorFlow loads none of it."""
+    are forked from (they share the pages), instead of once in every worker (half a second of CPU each),
+    and parse the blocks of the project preludes that more than one file will be linted with, which every
+    worker would otherwise parse for itself. Only when some file will be parsed: a run over files that
+    never mention TensorFlow loads none of it. True when objects were frozen for the fork (gc.freeze: the
+    workers' collector then never walks, and so never copies, the shared trees); unfreeze after the pool."""
     import multiprocessing
 
     if multiprocessing.get_start_method(allow_none=False) != "fork":
-        return
-    needed = {id(work.config): work.config for work in pending
-              if work.source_file.explicit or work.source_file.is_notebook or mentions_tensorflow(work.text)}
-    if not needed:
-        return
-    import tapelint.engine  # noqa: F401 - imported for the workers
+        return False
+    parsed = [work for work in pending
+              if work.source_file.explicit or work.source_file.is_notebook or mentions_tensorflow(work.text)]
+    if not parsed:
+        return False
+    from tapelint.engine import warm_prelude
+    from tapelint.project import trains
 
-    for config in needed.values():
+    for config in {id(work.config): work.config for work in parsed}.values():
         config.enabled_rules()
+    preludes = [work.prelude for work in parsed if work.prelude is not None and trains(work.text)]
+    uses: dict[tuple[str, int], int] = {}  # block -> how many files are linted with it
+    for prelude in preludes:
+        for segment in prelude.segments:
+            uses[(segment.path, segment.start)] = uses.get((segment.path, segment.start), 0) + 1
+    warmed: set[str] = set()
+    for prelude in preludes:
+        if prelude.text not in warmed and any(uses[(s.path, s.start)] > 1 for s in prelude.segments):
+            warmed.add(prelude.text)
+            warm_prelude(prelude)
+    gc.freeze()
+    return True
 
 
 def _lint_all(pending: list[Work], jobs: int,
@@ -252,7 +269,7 @@ def _lint_all(pending: list[Work], jobs: int,
         return serial
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    _load_before_fork(pending)
+    frozen = _load_before_fork(pending)
     # Chunks of interleaved files keep both the big and the small ones spread over the workers.
     count = min(jobs * 4, len(pending))
     chunks = [pending[i::count] for i in range(count)]
@@ -272,8 +289,12 @@ def _lint_all(pending: list[Work], jobs: int,
             except (OSError, AttributeError):
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
+        if frozen:
+            gc.unfreeze()
         raise
     pool.shutdown()
+    if frozen:
+        gc.unfreeze()
     outcomes: list[tuple[list[Diagnostic], str | None]] = [([], None)] * len(pending)
     for index, chunk in enumerate(per_chunk):
         for position, outcome in enumerate(chunk):

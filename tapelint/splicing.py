@@ -122,6 +122,13 @@ def prelude_pieces(prelude: Prelude) -> list[str] | None:
     return pieces
 
 
+def warm_pieces(prelude: Prelude, parse_piece: Parse) -> None:
+    """Parse the prelude's blocks now, into this process's cache (before worker processes are forked
+    from it, so that they share them instead of each parsing the same blocks again)."""
+    for text in prelude_pieces(prelude) or ():
+        _cached_piece(text, parse_piece)
+
+
 def splice_prelude(prelude: Prelude, source: str, parse: Parse, parse_piece: Parse) -> cst.Module | None:
     """`cst.parse_module(prelude.text + source)` built from the prelude's blocks (parsed once per process
     with `parse_piece`) and the source parsed alone with `parse`; None when that is not certain to be

@@ -37,3 +37,71 @@ def test_a_parallel_run_after_a_lint_in_this_process_finishes(tmp_path):
         (tmp_path / f"t{index}.py").write_text(SOURCE, encoding="utf-8")
     result = lint_paths([tmp_path], Config(), jobs=2)
     assert [d.code for d in result.diagnostics] == ["TL501"] * 12
+
+
+MODELS = '''import tensorflow as tf
+
+
+class Classifier(tf.keras.Model):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(64, activation="relu")
+        self.out = tf.keras.layers.Dense(classes, activation="softmax")
+
+    def call(self, x):
+        return self.out(self.hidden(x))
+
+
+def make_optimizer():
+    return tf.keras.optimizers.Adam(1e-3)
+'''
+
+TRAIN = '''import tensorflow as tf
+
+from project.models import Classifier, make_optimizer
+
+model = Classifier()
+optimizer = make_optimizer()
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+'''
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is the default start method on Linux only")
+def test_a_parallel_run_shares_the_preludes_parsed_before_the_fork_and_finds_what_one_process_finds(tmp_path):
+    import gc
+
+    from tapelint import splicing
+    from tapelint.runner import _load_before_fork, read_work
+    from tapelint.files import discover
+    from tapelint.project import ProjectIndex
+
+    package = tmp_path / "project"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "models.py").write_text(MODELS, encoding="utf-8")
+    for index in range(18):
+        (package / f"train_{index}.py").write_text(TRAIN.replace("64", str(64 + index)), encoding="utf-8")
+    serial = lint_paths([package], Config(), jobs=1)
+    parallel = lint_paths([package], Config(), jobs=2)
+    assert parallel.diagnostics == serial.diagnostics
+    assert any(d.code == "TL101" for d in serial.diagnostics)  # softmax output, from_logits=True: via the prelude
+
+    index = ProjectIndex()
+    works = [read_work(f, Config(), index, None) for f in discover([package], Config(), [])]
+    assert sum(w.prelude is not None for w in works) == 18
+    splicing._pieces.clear()
+    try:
+        assert _load_before_fork(works)
+        assert gc.get_freeze_count() > 0
+        block = next(w.prelude for w in works if w.prelude is not None).segments[-1]
+        assert any("class Classifier" in text for text in splicing._pieces), block
+    finally:
+        gc.unfreeze()
