@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint.config import resolved
 from tapelint.errors import TapelintError
 from tapelint.files import read_text
 from tapelint.text import source_lines
@@ -111,7 +112,7 @@ class Prelude:
 
 def package_root(path: Path) -> Path:
     """The folder that module names are relative to: above the outermost package (`__init__.py`)."""
-    folder = path.resolve().parent
+    folder = resolved(path).parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
     return folder
@@ -119,7 +120,7 @@ def package_root(path: Path) -> Path:
 
 def module_name(path: Path, root: Path) -> str | None:
     try:
-        relative = path.resolve().relative_to(root)
+        relative = resolved(path).relative_to(root)
     except ValueError:
         return None
     parts = list(relative.with_suffix("").parts)
@@ -152,7 +153,7 @@ class ProjectIndex:
             stat = path.stat()
         except OSError:
             return None
-        key = f"{path.resolve()}:{stat.st_mtime_ns}:{stat.st_size}"
+        key = f"{resolved(path)}:{stat.st_mtime_ns}:{stat.st_size}"
         if key in self._summaries:
             return self._summaries[key]
         self._summaries[key] = None  # an import cycle reads it as absent
@@ -174,25 +175,31 @@ class ProjectIndex:
         return result
 
     # --- the prelude
+    def _imports(self, source: str, own: str, is_package: bool) -> list[tuple[str, str | None, str, int]] | None:
+        """`_from_imports`, through the store: a warm run does not parse every training file again only to
+        read its imports (the store hashes the key, which holds the whole text)."""
+        if self.store is None:
+            return _from_imports(source, own, is_package)
+        key = f"imports:{own}:{int(is_package)}:{source}"
+        stored = self.store.get(key)
+        if stored is not None:
+            try:
+                found = stored["imports"]
+                return None if found is None else [(str(m), None if n is None else str(n), str(a), int(line))
+                                                   for m, n, a, line in found]
+            except (KeyError, TypeError, ValueError):
+                pass
+        found = _from_imports(source, own, is_package)
+        self.store.put(key, {"imports": found})
+        return found
+
     def prelude(self, path: Path, source: str) -> Prelude | None:
         """The definitions `source` (the file at `path`) imports from its own project, or None."""
         if "from " not in source or " import " not in source or not trains(source):
             return None  # the cheap tests first: `from ... import` is how a project shares code
         root = package_root(path)
         own = module_name(path, root) or path.stem
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        wanted: list[tuple[str, str | None, str, int]] = []  # (module, name or None for '*', alias, line)
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom):
-                module = _absolute(node.module, node.level, own, path.name == "__init__.py")
-                if module is None:
-                    continue
-                for alias in node.names:
-                    wanted.append((module, None if alias.name == "*" else alias.name, alias.asname or alias.name,
-                                   node.lineno))
+        wanted = self._imports(source, own, path.name == "__init__.py")
         if not wanted or len(wanted) > MAX_IMPORTED_NAMES or path.name == "__init__.py":
             return None  # a package's facade re-exporting its API, not a training script
         builder = _Builder(self, root)
@@ -200,6 +207,25 @@ class ProjectIndex:
             builder.line = line
             builder.want(module, name, local, depth=0)
         return builder.build()
+
+
+def _from_imports(source: str, own: str, is_package: bool) -> list[tuple[str, str | None, str, int]] | None:
+    """The module's top-level `from ... import` names: (module, name or None for '*', local name, line);
+    None when the text does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    wanted: list[tuple[str, str | None, str, int]] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(node.module, node.level, own, is_package)
+            if module is None:
+                continue
+            for alias in node.names:
+                wanted.append((module, None if alias.name == "*" else alias.name, alias.asname or alias.name,
+                               node.lineno))
+    return wanted
 
 
 def _absolute(module: str | None, level: int, own: str, is_package: bool) -> str | None:

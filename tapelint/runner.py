@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from tapelint.config import Config, ConfigFinder
+from tapelint.config import Config, ConfigFinder, forget_resolved_folders, resolved
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
@@ -129,7 +129,7 @@ class _ShownPaths(dict):
 
     def _fill(self) -> None:
         if self._files is not None:
-            self.update({str(f.path.resolve()): str(f.path) for f in self._files if not f.is_notebook})
+            self.update({str(resolved(f.path)): str(f.path) for f in self._files if not f.is_notebook})
             self._files = None
 
     def __contains__(self, key: object) -> bool:
@@ -163,6 +163,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     each path given is walked with the settings of the folder it is in; otherwise `config` is for all.
     `progress(done, total)` is called as files finish (files answered by the cache at once)."""
     problems: list[str] = []
+    forget_resolved_folders()
     if finder is None:
         files = discover(paths, config, problems)
     else:

@@ -192,16 +192,23 @@ def test_module_summaries_are_kept_as_json_and_a_changed_module_is_read_again(pr
     first = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
     stored = list((project / "c").rglob("modules/*/*.json"))
     assert first is not None and stored
-    assert all(json.loads(p.read_text())["summary"]["name"] == "models" for p in stored)
-    summarise = tapelint.project._summarise
+    entries = [json.loads(p.read_text()) for p in stored]
+    assert [e["summary"]["name"] for e in entries if "summary" in e] == ["models"]
+    assert [e["imports"] for e in entries if "imports" in e] == [[["models", "model", "model", 2]]]
+    summarise, imports = tapelint.project._summarise, tapelint.project._from_imports
 
     def must_not_read(path, root):  # type: ignore[no-untyped-def]
         raise AssertionError(f"{path} was read again although its summary is stored")
 
+    def must_not_parse(source, own, is_package):  # type: ignore[no-untyped-def]
+        raise AssertionError("the training file was parsed again although its imports are stored")
+
     monkeypatch.setattr(tapelint.project, "_summarise", must_not_read)
+    monkeypatch.setattr(tapelint.project, "_from_imports", must_not_parse)
     again = ProjectIndex(cache.summaries()).prelude(train, train.read_text())
     assert again is not None and again.text == first.text
     monkeypatch.setattr(tapelint.project, "_summarise", summarise)
+    monkeypatch.setattr(tapelint.project, "_from_imports", imports)
     (project / "models.py").write_text(
         'import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n')
     changed = ProjectIndex(cache.summaries()).prelude(train, train.read_text())

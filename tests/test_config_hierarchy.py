@@ -103,3 +103,32 @@ def test_the_finder_reads_each_folder_once(repo, monkeypatch):
         assert finder.config_file(repo / "research" / "train.py") == (repo / "research" / "pyproject.toml").resolve()
         assert finder.config_file(repo / "scripts" / "train.py") == (repo / "pyproject.toml").resolve()
     assert len(reads) == len(set(reads)) == 3  # research/, scripts/, and the root (once)
+
+
+def test_resolved_follows_links_as_path_resolve_does_and_sees_a_changed_link_in_the_next_run(tmp_path):
+    import os
+
+    from tapelint.config import forget_resolved_folders, resolved
+
+    real = tmp_path / "real" / "pkg"
+    real.mkdir(parents=True)
+    (real / "train.py").write_text("x = 1\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "train.py").write_text("x = 2\n")
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "file_link.py").symlink_to(real / "train.py")
+    forget_resolved_folders()
+    for path in (tmp_path / "link" / "train.py", tmp_path / "file_link.py", tmp_path / "link" / ".." / "link",
+                 tmp_path / "link" / "missing.py", tmp_path / "real" / "pkg" / "train.py"):
+        assert resolved(path) == path.resolve(), path
+    relative = Path(os.path.relpath(tmp_path / "link" / "train.py"))
+    assert resolved(relative) == (real / "train.py").resolve()
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(other)
+    forget_resolved_folders()  # a new run
+    assert resolved(tmp_path / "link" / "train.py") == (other / "train.py").resolve()
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    looped = resolved(tmp_path / "a" / "train.py")  # a loop: absolute, no error
+    assert looped.is_absolute() and looped.name == "train.py"
