@@ -271,7 +271,7 @@ def main() -> None:
         say_interrupted()
         sys.exit(EXIT_INTERRUPTED)
     except TapelintError as error:
-        typer.echo(f"tapelint: error: {error}", err=True)
+        say_error(str(error))
         sys.exit(EXIT_ERROR)
     except Exception as error:  # noqa: BLE001 - a bug in tapelint must not print a traceback at users
         if type(error).__name__ == "NoArgsIsHelpError":

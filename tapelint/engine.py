@@ -246,7 +246,7 @@ _gc_was_enabled = False
 
 
 @contextlib.contextmanager
-def _fewer_collections():  # type: ignore[no-untyped-def]
+def _collector_paused():  # type: ignore[no-untyped-def]
     global _gc_users, _gc_was_enabled
     with _gc_lock:
         if _gc_users == 0:
@@ -361,7 +361,7 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
                            f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
     try:
-        with _fewer_collections():
+        with _collector_paused():
             return _on_big_stack(_lint_deep, source, path, config, force, rules, rule_options, cell_lines, prelude,
                                  parse)
     except RecursionError:

@@ -65,6 +65,12 @@ def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | N
     return Work(source_file, text, config, prelude, key)
 
 
+def _reaches_engine(work: Work) -> bool:
+    """Whether linting this file loads the engine (and may parse it): a notebook, a file named on the
+    command line, or one that mentions TensorFlow. The rest cannot concern any rule."""
+    return work.source_file.is_notebook or work.source_file.explicit or mentions_tensorflow(work.text)
+
+
 def lint_work(work: Work) -> list[Diagnostic]:
     """The findings of one read file, before they are given to the files they belong to (`attribute`)."""
     path, config = str(work.source_file.path), work.config
@@ -72,7 +78,7 @@ def lint_work(work: Work) -> list[Diagnostic]:
         from tapelint.notebooks import lint_notebook_text
 
         return lint_notebook_text(work.text, path, config, force=work.source_file.explicit)
-    if not work.source_file.explicit and not mentions_tensorflow(work.text):
+    if not _reaches_engine(work):
         return []  # what the engine would answer, without loading it
     from tapelint.engine import lint_source
 
@@ -235,16 +241,15 @@ def _load_before_fork(pending: list[Work]) -> bool:
 
     if multiprocessing.get_start_method(allow_none=False) != "fork":
         return False
-    parsed = [work for work in pending
-              if work.source_file.explicit or work.source_file.is_notebook or mentions_tensorflow(work.text)]
+    parsed = [work for work in pending if _reaches_engine(work)]
     if not parsed:
         return False
     from tapelint.engine import warm_prelude
-    from tapelint.project import trains
 
     for config in {id(work.config): work.config for work in parsed}.values():
         config.enabled_rules()
-    preludes = [work.prelude for work in parsed if work.prelude is not None and trains(work.text)]
+    # A file has a prelude only when it trains (ProjectIndex.prelude), and then the engine splices it.
+    preludes = [work.prelude for work in parsed if work.prelude is not None]
     uses: dict[tuple[str, int], int] = {}  # block -> how many files are linted with it
     for prelude in preludes:
         for segment in prelude.segments:
@@ -268,9 +273,19 @@ def _lint_all(pending: list[Work], jobs: int,
             serial.append(_lint_one(work))
             finished(1)
         return serial
+    frozen = _load_before_fork(pending)
+    try:
+        return _in_pool(pending, jobs, finished)
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
+def _in_pool(pending: list[Work], jobs: int,
+             finished: Callable[[int], None]) -> list[tuple[list[Diagnostic], str | None]]:
+    """`_lint_all` on a pool of `jobs` worker processes."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    frozen = _load_before_fork(pending)
     # Chunks of interleaved files keep both the big and the small ones spread over the workers.
     count = min(jobs * 4, len(pending))
     chunks = [pending[i::count] for i in range(count)]
@@ -290,12 +305,8 @@ def _lint_all(pending: list[Work], jobs: int,
             except (OSError, AttributeError):
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
-        if frozen:
-            gc.unfreeze()
         raise
     pool.shutdown()
-    if frozen:
-        gc.unfreeze()
     outcomes: list[tuple[list[Diagnostic], str | None]] = [([], None)] * len(pending)
     for index, chunk in enumerate(per_chunk):
         for position, outcome in enumerate(chunk):
