@@ -7,7 +7,8 @@ definitions need), so every rule sees them as if they were written there. Findin
 prelude belong to the module they came from and are reported there, at its own lines.
 
 The index is read lazily with `ast` (cheap, no libcst): only the modules a linted file imports are
-read, each once per process, and the prelude is bounded in size.
+read, each once per process, and the prelude is bounded in size. The framework's own modules
+(`FRAMEWORK_PACKAGES`) are never part of a prelude.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ TRAINING_WORDS = ("GradientTape", "apply_gradients", "train_step", ".fit(")
 # Words without which no rule can concern a file: a file that names none of them is not even parsed
 # (unless it was named on the command line).
 TF_WORDS = ("tensorflow", "keras", "tf_keras")
+# The framework's own packages. Their modules are never spliced into a prelude: rules know the framework by
+# its API (`names.canonical` reads `keras.src.models.Sequential` as `keras.Sequential`), so its
+# implementation adds nothing they use, and linting Keras' or TensorFlow's own tests would otherwise
+# analyse the 1,800-line `Layer` class again inside every test that imports a model class.
+FRAMEWORK_PACKAGES = frozenset(TF_WORDS)
 
 
 def trains(source: str) -> bool:
@@ -308,7 +314,7 @@ class _Builder:
         return self.index.summary(path, self.root)
 
     def want(self, module: str, name: str | None, local: str, depth: int) -> None:
-        if depth > MAX_DEPTH or self.total > MAX_PRELUDE_LINES:
+        if depth > MAX_DEPTH or self.total > MAX_PRELUDE_LINES or module.partition(".")[0] in FRAMEWORK_PACKAGES:
             return
         summary = self._module(module)
         if summary is None:

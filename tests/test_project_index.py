@@ -102,3 +102,32 @@ def test_only_training_code_gets_a_prelude(tmp_path: Path):
     assert index.prelude(util, util.read_text()) is None
     facade = tmp_path / "pkg" / "__init__.py"
     assert index.prelude(facade, facade.read_text()) is None
+
+
+def _framework_like(tmp_path: Path, package: str) -> Path:
+    """A package laid out like Keras' sources: a test that trains with the package's own optimizer."""
+    _write(tmp_path, {
+        f"{package}/__init__.py": "",
+        f"{package}/src/__init__.py": "",
+        f"{package}/src/optimizers/__init__.py": "",
+        f"{package}/src/optimizers/adam.py": "class Adam:\n    def __init__(self, learning_rate=0.001):\n"
+                                             "        self.learning_rate = learning_rate\n",
+        f"{package}/src/optimizers/adam_test.py": f"from {package}.src.optimizers.adam import Adam\n"
+                                                  "opt = Adam(learning_rate=1.0)\nopt.apply_gradients([])\n" + STEP,
+    })
+    return tmp_path / package / "src" / "optimizers" / "adam_test.py"
+
+
+def test_the_frameworks_own_modules_are_never_spliced(tmp_path: Path):
+    # Linting Keras' (or TensorFlow's) own tests: their imports resolve inside the installed package, but
+    # the rules know the framework by its API, not by its implementation.
+    for package in sorted(project.FRAMEWORK_PACKAGES):
+        test = _framework_like(tmp_path / package, package)
+        assert ProjectIndex().prelude(test, test.read_text()) is None, package
+
+
+def test_a_project_package_laid_out_like_keras_is_still_spliced(tmp_path: Path):
+    for package in ("keras_extras", "mykeras"):
+        test = _framework_like(tmp_path / package, package)
+        prelude = ProjectIndex().prelude(test, test.read_text())
+        assert prelude is not None and "class Adam" in prelude.text, package
