@@ -25,7 +25,7 @@ from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, mentions_tensorflow, trains
-from tapelint.rule import CellLines, PendingFix, Rule, RuleContext
+from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
 from tapelint.text import reindent, source_lines
 
 # `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
@@ -399,7 +399,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         enabled = tuple(r for r in enabled if registry.code_enabled(r.code, r.name, file_ignores))
     if not force and not mentions_tensorflow(source):
         return []  # cannot concern any rule: not even parsed
-    applicable = [r for r in enabled if r.applies_to(source)]
+    applicable = applicable_rules(enabled, source)
 
     def allowed(code: str, name: str) -> bool:
         return registry.code_enabled(code, name, [*config.ignore, *file_ignores])

@@ -352,8 +352,10 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
     check_size(name, sum(len(cell.masked) for cell in notebook.cells))  # the code, without outputs
     if not force:
         # Like a .py file found in a folder: a notebook that no enabled rule can apply to is not parsed.
+        from tapelint.rule import applicable_rules
+
         everything = "\n".join(cell.masked for cell in notebook.cells)
-        if not any(rule.applies_to(everything) for rule in config.enabled_rules()):
+        if not applicable_rules(config.enabled_rules(), everything):
             return []
     return _lint_cells(notebook.cells, name, config, force)[2]
 

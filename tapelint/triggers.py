@@ -21,18 +21,33 @@ _GAP_ITEM = r"\s|\\|#[^\n]*(?:\n|\Z)"
 GAP = r"(?:" + _GAP_ITEM + r")*"
 
 
+# A pattern made here -> the word it spells out: a text without that word cannot match, and `in` answers
+# that several times faster than a search that starts with a lookbehind or a gap.
+_WORDS: dict[re.Pattern[str], str] = {}
+
+
+def _spelling(pattern: str, word: str) -> re.Pattern[str]:
+    compiled = re.compile(pattern)
+    _WORDS[compiled] = word
+    return compiled
+
+
 def attribute(name: str) -> re.Pattern[str]:
     """`<something>.name`: the attribute access, not the word in a parameter list or a string."""
-    return re.compile(r"\." + GAP + re.escape(name) + r"(?![A-Za-z0-9_])")
+    return _spelling(r"\." + GAP + re.escape(name) + r"(?![A-Za-z0-9_])", name)
 
 
 def call_with_string_first(name: str) -> re.Pattern[str]:
     """`name("...", ...)`: a call whose first argument is a string literal (any prefix, any quotes,
     parenthesised or not)."""
-    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + GAP + r"\((?:" + _GAP_ITEM + r"|\()*[rRbBuUfF]{0,2}['\"]")
+    return _spelling(r"(?<![A-Za-z0-9_])" + re.escape(name) + GAP + r"\((?:" + _GAP_ITEM + r"|\()*[rRbBuUfF]{0,2}['\"]",
+                     name)
 
 
 def occurs(trigger: Trigger, text: str) -> bool:
     if isinstance(trigger, str):
         return trigger in text
+    word = _WORDS.get(trigger)
+    if word is not None and word not in text:
+        return False
     return trigger.search(text) is not None

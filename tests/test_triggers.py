@@ -62,12 +62,12 @@ def test_every_rule_example_that_must_be_reported_passes_the_rule_triggers() -> 
 
 
 def _findings(paths: list, monkeypatch: pytest.MonkeyPatch | None) -> set[tuple]:
+    from tapelint import engine
     from tapelint.config import Config
     from tapelint.engine import lint_source
-    from tapelint.rule import Rule
 
     if monkeypatch is not None:
-        monkeypatch.setattr(Rule, "applies_to", classmethod(lambda cls, source: not cls.runtime_only))
+        monkeypatch.setattr(engine, "applicable_rules", lambda rules, source: [r for r in rules if not r.runtime_only])
     found = set()
     for path in paths:
         for d in lint_source(path.read_text(encoding="utf-8"), str(path), Config()):
@@ -88,6 +88,29 @@ def test_triggers_never_drop_a_finding_on_the_corpora(monkeypatch: pytest.Monkey
     assert every_rule_everywhere - with_triggers == set()
 
 
+def test_rules_are_chosen_for_a_text_as_each_rule_alone_would_choose() -> None:
+    """`applicable_rules` looks for each trigger word once per text; it must choose exactly the rules that
+    `Rule.applies_to` chooses one by one (the old loop), on real files and on texts with one word."""
+    from pathlib import Path
+
+    from tapelint.rule import applicable_rules
+
+    rules = [r for r in registry.all_rules()]
+    here = Path(__file__).parent
+    texts = [p.read_text(encoding="utf-8") for p in sorted((here / "corpus").glob("*.py"))[:80]]
+    texts += ["", "import tensorflow as tf\n", "x.fit(", "from tensorflow import keras\nlosses = 1\n"]
+    for text in texts:
+        one_by_one = []
+        for rule in rules:
+            if rule.runtime_only:
+                continue
+            if any(all(occurs(w, text) for w in t) if isinstance(t, tuple) else occurs(t, text) for t in rule.triggers):
+                one_by_one.append(rule)
+        assert applicable_rules(rules, text) == one_by_one
+        assert [r for r in rules if r.applies_to(text)] == one_by_one
+    assert any(applicable_rules(rules, t) for t in texts) and not applicable_rules(rules, "")
+
+
 def test_patterns_stay_linear_on_banner_comments() -> None:
     """Library code is full of `# ####...` banners after a full stop; a pattern that could match such a
     line in many ways would take exponential time on it (and hang a run on the installed tensorflow)."""
@@ -95,3 +118,12 @@ def test_patterns_stay_linear_on_banner_comments() -> None:
     text = banner * 50
     assert not occurs(attribute("output_shape"), text)
     assert not occurs(call_with_string_first("add_weight"), text.replace("Done.", "add_weight("))
+
+
+@pytest.mark.parametrize("text", [
+    "", "model.output_shape", "model . \\\n output_shape", "output_shape = 3", 'w = self.add_weight("w")',
+    "add_weight", 'self.add_weights("w")', "x.output_shapes",
+])
+def test_the_word_check_before_a_pattern_never_changes_its_answer(text: str) -> None:
+    for pattern in (attribute("output_shape"), call_with_string_first("add_weight")):
+        assert occurs(pattern, text) == (pattern.search(text) is not None)
