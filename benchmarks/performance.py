@@ -9,7 +9,8 @@ Rows:
 - warm: the same run again with the cache filled, over the installed tensorflow package, against the cold
   run of it;
 - one file: `tapelint FILE` on a 300-line training loop as pre-commit runs it (a new process, start-up
-  included), wall seconds, cold (no cache) and warm, against a bare `python -c pass`;
+  included), wall seconds, cold (no cache) and warm, against a bare `python -c pass`; and cold again with
+  a `tapelint daemon` running (POSIX);
 - the editor keystroke and the size series have their own scripts (benchmarks/editor_keystroke.py and
   benchmarks/size_series.py); run them for those rows.
 
@@ -48,6 +49,7 @@ def children_cpu() -> float:
 # As an installed tapelint runs: from bytecode. (Some sandboxes set PYTHONDONTWRITEBYTECODE, which makes an
 # editable install compile every tapelint module from source on every start; pip compiles them at install.)
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+ENV["TAPELINT_NO_DAEMON"] = "1"  # every row but the daemon's runs in its own process, as without a daemon
 
 
 def run(command: list[str], cwd: Path | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
@@ -153,6 +155,23 @@ def main() -> None:
             f"python -c pass {python:.3f} s", f"{one_warm / python:.1f}x")
         row("tapelint --version", f"{version:.3f} s wall", f"python -c pass {python:.3f} s",
             f"{version / python:.1f}x")
+        # The same file, no cache, run in a fork of a warm `tapelint daemon` (its own socket folder here).
+        runtime = scratch / "runtime"
+        runtime.mkdir(mode=0o700)
+        ENV.pop("TAPELINT_NO_DAEMON")
+        ENV["XDG_RUNTIME_DIR"] = str(runtime)
+        try:
+            started = tapelint("daemon", "start", "--idle-timeout", "600")[2]
+            if started.returncode != 0:
+                print(f"(no daemon row: {started.stderr.strip() or started.stdout.strip()})", flush=True)
+            else:
+                daemon_cold = median_wall([sys.executable, "-m", "tapelint", "--no-cache", "--exit-zero", str(one)],
+                                          args.repeat)
+                row("one 300-line training file, no cache, `tapelint daemon` running", f"{daemon_cold:.3f} s wall",
+                    f"python -c pass {python:.3f} s", f"{daemon_cold / python:.1f}x")
+        finally:
+            tapelint("daemon", "stop")
+            ENV["TAPELINT_NO_DAEMON"] = "1"
     print("\nEditor keystroke: python benchmarks/editor_keystroke.py; size series: python benchmarks/size_series.py",
           flush=True)
 

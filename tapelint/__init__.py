@@ -8,7 +8,8 @@ pay for libcst and the rules.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5 ms of every start)
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,8 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from tapelint.config import Config
     from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
     from tapelint.engine import lint_source

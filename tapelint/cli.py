@@ -222,6 +222,33 @@ def clean_command(
     raise typer.Exit(code)
 
 
+class DaemonAction(str, Enum):
+    start = "start"
+    stop = "stop"
+    status = "status"
+
+
+@app.command("daemon")
+def daemon_command(
+    action: DaemonAction = typer.Argument(..., help="start, stop, or status."),
+    idle_timeout: float = typer.Option(3600.0, "--idle-timeout", min=1.0,
+                                       help="With start: seconds without a check before the daemon exits."),
+) -> None:
+    """A warm background process that plain checks run in (POSIX): `tapelint FILE` takes a tenth of the time.
+
+    While it runs, each `tapelint [check] FILE...` is a fresh fork of it that prints to your terminal, so a
+    run gives what a run without it gives. It exits after --idle-timeout seconds without a check, or when
+    tapelint is upgraded. TAPELINT_NO_DAEMON=1 makes a command ignore it. Exit 1 from status: not running.
+    """
+    from tapelint.commands import run_daemon_command
+
+    try:
+        code = run_daemon_command(action=action.value, idle_timeout=idle_timeout)
+    except TapelintError as error:
+        raise fail(str(error)) from None
+    raise typer.Exit(code)
+
+
 @app.command("rules")
 def list_rules(
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),

@@ -193,6 +193,34 @@ def run_clean_command(*, paths: list[str], config_file: Path | None, cache_dir: 
     return 0
 
 
+def run_daemon_command(*, action: str, idle_timeout: float) -> int:
+    """`tapelint daemon start|stop|status`: the warm process short checks run in (tapelint.daemon)."""
+    from tapelint import daemon
+
+    try:
+        if action == "start":
+            pid, started = daemon.start(idle_timeout)
+            print(f"tapelint daemon {'started' if started else 'already running'} (pid {pid}); "
+                  f"checks run in it until `tapelint daemon stop`", flush=True)
+            return 0
+        if action == "stop":
+            pid = daemon.stop()
+            print("tapelint daemon: not running" if pid is None else f"tapelint daemon stopped (pid {pid})",
+                  flush=True)
+            return 0
+        answer = daemon.status()
+        if answer is None:
+            print("tapelint daemon: not running", flush=True)
+            return 1
+        stale = "" if answer.get("stamp") == daemon.code_stamp() else "; tapelint changed since it started, " \
+                                                                       "so it exits at the next check"
+        print(f"tapelint daemon: running (pid {answer.get('pid')}), {answer.get('served', 0)} checks served, "
+              f"socket {daemon.socket_path()}{stale}", flush=True)
+        return 0
+    except daemon.DaemonError as error:
+        raise InputError(str(error)) from None
+
+
 def run_probe_command(*, script: str, args: list[str], steps: int | None, timeout: float | None, device: str,
                       memory_limit: int | None, output_format: str, config_file: Path | None,
                       exit_zero: bool, python: str | None = None, functions: str = "graph") -> int:

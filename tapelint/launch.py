@@ -14,13 +14,12 @@ command (names, kinds, choices) and runs the same command lines both ways.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from tapelint.errors import (EXIT_ERROR, EXIT_INTERRUPTED, TapelintError, say_error, say_internal_error,
                              say_interrupted)
 
 # Every command of the typer app (a first word that is one of these is that command, not a path).
-COMMANDS = frozenset({"check", "probe", "clean", "rules", "rule", "server"})
+COMMANDS = frozenset({"check", "probe", "clean", "rules", "rule", "server", "daemon"})
 
 # Flags: option -> (parameter of run_check, value it sets).
 FLAGS: dict[str, tuple[str, bool]] = {
@@ -103,6 +102,8 @@ def quick_check_arguments(argv: list[str]) -> dict[str, object] | None:
                 return None
             kwargs[parameter] = value
         elif name in PATHS:
+            from pathlib import Path  # only here: most command lines name no such option
+
             kwargs[PATHS[name]] = Path(value)
         elif name in STRINGS:
             kwargs[STRINGS[name]] = value
@@ -135,6 +136,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.argv = [sys.argv[0] if sys.argv else "tapelint", *argv]
         typer_main()
         return
+    from tapelint.daemon import run_in_daemon
+
+    code = run_in_daemon(args)  # the same command, in a fork of a warm daemon when one runs
+    if code is not None:
+        sys.exit(code)
     try:
         from tapelint.commands import run_check
 

@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "tapelint"
 # Sub-packages are one node each: what matters is how the layers above them use them.
 GROUPED = ("analysis", "probe", "reporters", "rules")
-TOP = {"launch", "cli", "commands", "__main__"}
+TOP = {"launch", "cli", "commands", "__main__", "daemon_server"}
 
 
 def _node(module: str) -> str | None:

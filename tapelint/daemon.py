@@ -1,0 +1,281 @@
+"""A warm process for short `tapelint FILE` runs: `tapelint daemon start|stop|status`.
+
+A plain check of one changed file (what pre-commit runs on a commit) spends most of its time starting:
+importing libcst's node classes and the rules costs several times the lint itself. The daemon is a
+process that has imported all of that once and waits on a Unix socket. A `tapelint` command line that
+the console script runs itself (a plain check: `tapelint [check] [flags] FILE...`) first looks for a
+daemon; when one is running, the command runs in a fresh fork of it:
+
+- the client sends its command line, working directory, environment and umask, and hands over its
+  standard input, output and error (SCM_RIGHTS), so the fork prints straight to the user's terminal or
+  pipe, reads `-` from the user's stdin, and sees a terminal where there is one (colour, progress);
+- the fork runs exactly what the console script would have run (`tapelint.launch.main`), and sends
+  back the exit status;
+- each command gets its own fork: nothing one run reads (configuration, the cache, the project's modules)
+  is kept for the next, so a run through the daemon gives what a run without it gives;
+- Ctrl-C in the client is passed on to the fork's process group.
+
+When no daemon runs, when its socket is stale, when tapelint's own code changed since it started (it
+then exits), or with `TAPELINT_NO_DAEMON` set, the command runs in the client's own process as usual.
+The socket lives in a directory only the user can enter (`$XDG_RUNTIME_DIR/tapelint`, else
+`<tmp>/tapelint-<uid>`), one per Python environment and tapelint installation; the daemon also checks
+that the peer is the same user where the system says (SO_PEERCRED). It exits after an hour without a
+command (`--idle-timeout`). POSIX only: elsewhere every command runs in its own process.
+
+This module is the client, and `start`/`stop`/`status`; its top level imports only light modules of the
+standard library, since the client runs before anything heavy is loaded. The daemon's own loop is
+`tapelint.daemon_server`, which sits above the command layer it runs.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import os
+import socket
+import stat
+import sys
+
+IDLE_TIMEOUT = 3600.0  # seconds without a command, then the daemon exits
+MAX_MESSAGE = 1 << 20
+# Strings, not pathlib: the client side runs on every start, and importing pathlib costs 10 ms of it.
+_PACKAGE = os.path.dirname(os.path.realpath(__file__))
+_RULES = os.path.join(os.path.dirname(_PACKAGE), "rules")
+
+
+_IN_FORK = False  # set in a fork of the daemon: its command must run there, not in the daemon again
+
+
+class DaemonError(Exception):
+    """Why the daemon cannot be started, reached or stopped (one line)."""
+
+
+def supported() -> bool:
+    return os.name == "posix" and hasattr(socket, "AF_UNIX") and hasattr(socket, "send_fds")
+
+
+def socket_dir() -> str:
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        return os.path.join(runtime, "tapelint")
+    temporary = os.environ.get("TMPDIR")  # what tempfile would pick first, without importing it
+    return os.path.join(temporary if temporary and os.path.isabs(temporary) else "/tmp", f"tapelint-{os.getuid()}")
+
+
+def socket_path() -> str:
+    """One daemon per environment (sys.prefix: a virtualenv) and installation of tapelint."""
+    who = f"{sys.prefix}\0{_PACKAGE}".encode()
+    return os.path.join(socket_dir(), f"{binascii.crc32(who):08x}{binascii.crc32(who[::-1]):08x}.sock")
+
+
+def _private(folder: str) -> bool:
+    """The folder is a real directory of this user that nobody else can enter or write."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def code_stamp() -> str:
+    """What the daemon's imported code is: tapelint's version, the interpreter, and the size and time of
+    every module of tapelint and its rules. A daemon whose stamp differs from the client's is stale."""
+    from tapelint import __version__
+
+    parts = [__version__, sys.version, sys.prefix]
+    folders = [_RULES, _PACKAGE]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".py"):
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                parts.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
+            elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith(("_", ".")):
+                folders.append(entry.path)
+    return "\n".join(parts)
+
+
+# --- messages: one JSON object per line on the stream socket ---------------------------------------------
+
+class _Lines:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def read(self) -> dict | None:
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+            if len(self.buffer) > MAX_MESSAGE:
+                return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+
+
+def send_message(sock: socket.socket, message: dict) -> None:
+    sock.sendall(json.dumps(message).encode() + b"\n")
+
+
+def _connect(path: str, timeout: float | None = 5.0) -> socket.socket | None:
+    if not _private(os.path.dirname(path)):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+# --- the client ------------------------------------------------------------------------------------------
+
+def run_in_daemon(argv: list[str]) -> int | None:
+    """Run `tapelint *argv` in a running daemon: its exit status, or None when no usable daemon answers
+    (the caller then runs the command itself). Nothing has been printed when this returns None."""
+    if _IN_FORK or os.environ.get("TAPELINT_NO_DAEMON") or not supported():
+        return None
+    path = socket_path()
+    if not os.path.exists(path):  # the common case without a daemon: one stat
+        return None
+    sock = _connect(path)
+    if sock is None:
+        return None
+    with sock:
+        umask = os.umask(0)
+        os.umask(umask)
+        request = {
+            "op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+            "stamp": code_stamp(),
+            "streams": [[getattr(s, "encoding", None), getattr(s, "errors", None)]
+                        for s in (sys.stdin, sys.stdout, sys.stderr)],
+        }
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            payload = json.dumps(request).encode() + b"\n"
+            socket.send_fds(sock, [payload], [0, 1, 2])
+            lines = _Lines(sock)
+            started = lines.read()
+        except OSError:
+            return None
+        if not started or "pid" not in started:
+            return None  # stale (it exits), or not a tapelint daemon: run here
+        pid = int(started["pid"])
+        sock.settimeout(None)
+        while True:
+            try:
+                done = lines.read()
+                break
+            except KeyboardInterrupt:
+                # The fork runs in its own process group, out of the terminal's reach: pass Ctrl-C on.
+                try:
+                    os.killpg(pid, 2)
+                except OSError:
+                    pass
+            except OSError:
+                done = None
+                break
+        if done is None or "exit" not in done:
+            print("tapelint: error: the daemon's run ended without an exit status; "
+                  "run again with TAPELINT_NO_DAEMON=1", file=sys.stderr)
+            return 2
+        return int(done["exit"])
+
+
+# --- start, stop, status ---------------------------------------------------------------------------------
+
+def _ask(op: str) -> dict | None:
+    path = socket_path()
+    if not os.path.exists(path):
+        return None
+    sock = _connect(path)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            send_message(sock, {"op": op})
+            return _Lines(sock).read()
+        except OSError:
+            return None
+
+
+def status() -> dict | None:
+    """{"pid", "served", "stamp"} of the running daemon, or None."""
+    return _ask("status")
+
+
+def _prepare_dir() -> str:
+    folder = socket_dir()
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise DaemonError(f"cannot make the daemon's directory {folder} ({error.strerror or error})") from None
+    if not _private(folder):
+        raise DaemonError(f"{folder} is not a private directory of this user (mode 700); not starting")
+    return folder
+
+
+def start(idle_timeout: float = IDLE_TIMEOUT) -> tuple[int, bool]:
+    """Start the daemon in the background unless one runs: (its pid, whether it was started now)."""
+    if not supported():
+        raise DaemonError("the daemon needs a POSIX system (Unix sockets that pass file descriptors)")
+    running = status()
+    if running is not None and running.get("stamp") == code_stamp():
+        return int(running["pid"]), False
+    if running is not None:
+        stop()
+    _prepare_dir()
+    import subprocess
+    import time
+
+    path = socket_path()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tapelint.daemon_server", path, str(idle_timeout)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True, close_fds=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        answer = status()
+        if answer is not None and int(answer.get("pid", -1)) == process.pid:
+            if process.stderr is not None:
+                process.stderr.close()
+            return process.pid, True
+        if process.poll() is not None:
+            reason = (process.stderr.read().decode(errors="replace").strip().splitlines() or ["no reason given"])[-1] \
+                if process.stderr is not None else "no reason given"
+            raise DaemonError(f"the daemon stopped at start: {reason}")
+        time.sleep(0.05)
+    process.kill()
+    raise DaemonError("the daemon did not answer within 60 s")
+
+
+def stop() -> int | None:
+    """Stop the running daemon: its pid, or None when none was running."""
+    answer = _ask("stop")
+    if answer is None or "stopping" not in answer:
+        return None
+    pid = int(answer["stopping"])
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and os.path.exists(socket_path()):
+        time.sleep(0.02)
+    return pid

@@ -1,0 +1,257 @@
+"""The daemon's loop: `python -m tapelint.daemon_server SOCKET [IDLE_SECONDS]`, which `tapelint daemon start`
+launches in the background (see tapelint.daemon for what it is and how a check reaches it). It sits
+above the command layer: each fork runs `tapelint.launch.main`, what the console script runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+from tapelint import daemon
+from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, code_stamp, send_message
+
+
+# ------------------------------------------------------------------------------------------
+
+# A small training program linted once at start, so that what the first lint of a process pays (the
+# analyses' lazy imports, compiled patterns, libcst's first parse) is paid before the forks, not in each.
+_WARM_UP = """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(2)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for epoch in range(2):
+    for x, y in tf.data.Dataset.from_tensor_slices(([[0.0] * 4], [0])).batch(1):
+        train_step(x, y)
+model.compile(optimizer="adam", loss="mse")
+model.fit([[0.0] * 4], [0], epochs=1)
+"""
+
+
+def _preload() -> None:
+    """Import what a check imports, and lint a small program, once, before any fork."""
+    import libcst  # noqa: F401
+
+    import tapelint.cache  # noqa: F401
+    import tapelint.commands  # noqa: F401
+    import tapelint.launch  # noqa: F401
+    import tapelint.reporters.terminal  # noqa: F401
+    import tapelint.runner  # noqa: F401
+    from tapelint.config import Config
+    from tapelint.engine import lint_source
+
+    lint_source(_WARM_UP, "warm_up.py", Config())
+
+
+def _peer_is_me(conn: socket.socket) -> bool:
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the private directory is the check
+    import struct
+
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    except OSError:
+        return False
+    return uid == os.getuid()
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: socket.socket) -> None:
+    """In the fork: become the client's command, run it, send the exit status, and never return."""
+    code = 2
+    try:
+        listener.close()
+        os.setpgid(0, 0)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+        os.umask(int(request["umask"]))
+        _reopen_streams(request.get("streams") or [])
+        argv = [str(part) for part in request["argv"]]
+        sys.argv = ["tapelint", *argv]
+        daemon._IN_FORK = True  # the command must run here, not be sent to the daemon again
+        send_message(conn, {"pid": os.getpid()})
+        from tapelint.launch import main
+
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        except KeyboardInterrupt:
+            code = 130
+    except BaseException:  # noqa: BLE001 - a fork must not fall back into the daemon's loop
+        code = 2
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - the reader may be gone
+                pass
+        try:
+            send_message(conn, {"exit": code})
+        except OSError:
+            pass
+        os._exit(0)
+
+
+def _reopen_streams(streams: list) -> None:
+    """Text streams over the client's descriptors, with the client's encodings."""
+    import io
+
+    defaults = [("utf-8", "strict"), ("utf-8", "strict"), ("utf-8", "backslashreplace")]
+    made = []
+    for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
+        encoding, errors = defaults[fd]
+        if fd < len(streams) and isinstance(streams[fd], list) and len(streams[fd]) == 2:
+            encoding = streams[fd][0] or encoding
+            errors = streams[fd][1] or errors
+        raw = open(fd, mode, buffering=0 if fd == 2 else -1, closefd=False)  # noqa: SIM115
+        interactive = os.isatty(fd)
+        made.append(io.TextIOWrapper(raw, encoding=encoding, errors=errors,  # type: ignore[arg-type]
+                                     line_buffering=interactive or fd == 2, write_through=fd == 2))
+    sys.stdin, sys.stdout, sys.stderr = made
+
+
+def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
+    """The daemon's loop (runs in the background process that `start` launches)."""
+    _preload()
+    stamp = code_stamp()
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the forks never walk, and so never copy, what was imported
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}")
+    try:
+        os.unlink(temporary)
+    except FileNotFoundError:
+        pass
+    listener.bind(temporary)
+    listener.listen(16)
+    os.replace(temporary, path)  # another daemon's socket, if two started at once, is replaced whole
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)  # `start` read errors until now; it stops reading once the socket answers
+    os.close(quiet)
+    me = os.stat(path).st_ino
+    listener.settimeout(idle_timeout)
+    served = 0
+    try:
+        while True:
+            _reap()
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                return
+            with conn:
+                _reap()
+                if not _still_mine(path, me):
+                    return  # a newer daemon took the socket over
+                if not _peer_is_me(conn):
+                    continue
+                conn.settimeout(10)
+                try:
+                    data, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 3)
+                    while data and b"\n" not in data and len(data) < MAX_MESSAGE:
+                        more = conn.recv(65536)  # a stream may deliver a long request in pieces
+                        if not more:
+                            break
+                        data += more
+                except OSError:
+                    continue
+                try:
+                    request = json.loads(data.partition(b"\n")[0])
+                except ValueError:
+                    request = None
+                if not isinstance(request, dict):
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                op = request.get("op")
+                if op == "run" and len(fds) == 3:
+                    if request.get("stamp") != stamp:
+                        for fd in fds:
+                            os.close(fd)
+                        _send_quietly(conn, {"stale": True})
+                        return  # tapelint changed under it: the next `start` loads the new code
+                    served += 1
+                    if os.fork() == 0:
+                        _run_forked(conn, request, fds, listener)
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                for fd in fds:
+                    os.close(fd)
+                if op == "status":
+                    _send_quietly(conn, {"pid": os.getpid(), "served": served, "stamp": stamp})
+                elif op == "stop":
+                    _send_quietly(conn, {"stopping": os.getpid()})
+                    return
+    finally:
+        listener.close()
+        if _still_mine(path, me):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _still_mine(path: str, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _send_quietly(conn: socket.socket, message: dict) -> None:
+    try:
+        send_message(conn, message)
+    except OSError:
+        pass
+
+
+
+def main(argv: list[str]) -> None:
+    if not argv:
+        print("usage: python -m tapelint.daemon_server SOCKET [IDLE_SECONDS]", file=sys.stderr)
+        sys.exit(2)
+    serve(argv[0], float(argv[1]) if len(argv) > 1 else IDLE_TIMEOUT)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

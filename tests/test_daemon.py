@@ -1,0 +1,133 @@
+"""The daemon: a plain check runs in a fork of a warm process and gives exactly what it gives without it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tapelint import daemon
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not daemon.supported(), reason="the daemon is POSIX only")]
+
+TRAIN = textwrap.dedent("""
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam(lr=1e-3)
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+""")
+
+
+def _env(runtime: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TAPELINT_NO_DAEMON", "PYTHONDONTWRITEBYTECODE")}
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    env.update(extra)
+    return env
+
+
+def _tapelint(runtime: Path, *args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tapelint", *args], cwd=cwd, env=_env(runtime, **extra),
+                          capture_output=True, text=True, timeout=120)
+
+
+def _served(runtime: Path, cwd: Path) -> int:
+    done = _tapelint(runtime, "daemon", "status", cwd=cwd)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return int(done.stdout.split(", ")[1].split()[0])
+
+
+@pytest.fixture
+def running(tmp_path: Path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    started = _tapelint(runtime, "daemon", "start", "--idle-timeout", "120", cwd=tmp_path)
+    assert started.returncode == 0 and "started" in started.stdout, started.stdout + started.stderr
+    yield runtime
+    stopped = _tapelint(runtime, "daemon", "stop", cwd=tmp_path)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+
+
+def test_a_check_through_the_daemon_prints_and_exits_as_one_without_it(running: Path, tmp_path: Path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.tapelint]\nignore = ['TL201']\n")
+    (project / "train.py").write_text(TRAIN)
+    for args in (["--no-cache", "train.py"], ["train.py"], ["--format", "json", "--no-cache", "train.py"],
+                 ["--select", "TL1", "--no-cache", "train.py"], ["--no-cache", "missing.py"]):
+        before = _served(running, tmp_path)
+        through = _tapelint(running, *args, cwd=project)
+        assert _served(running, tmp_path) == before + 1, args  # the daemon ran it
+        alone = _tapelint(running, *args, cwd=project, TAPELINT_NO_DAEMON="1")
+        assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr), args
+    findings = _tapelint(running, "--no-cache", "train.py", cwd=project)
+    assert findings.returncode == 1 and "TL501" in findings.stdout and "TL201" not in findings.stdout
+
+
+def test_fix_through_the_daemon_writes_the_same_file(running: Path, tmp_path: Path):
+    for name, extra in (("through", {}), ("alone", {"TAPELINT_NO_DAEMON": "1"})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "train.py").write_text(TRAIN)
+        done = _tapelint(running, "--fix", "--no-cache", "train.py", cwd=folder, **extra)
+        assert done.returncode in (0, 1), done.stderr
+    fixed = (tmp_path / "through" / "train.py").read_text()
+    assert fixed == (tmp_path / "alone" / "train.py").read_text() and fixed != TRAIN
+
+
+def test_standard_input_reaches_the_fork(running: Path, tmp_path: Path):
+    done = subprocess.run([sys.executable, "-m", "tapelint", "--no-cache", "--stdin-filename", "t.py", "-"],
+                          input=TRAIN, cwd=tmp_path, env=_env(running), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "t.py:" in done.stdout and "TL501" in done.stdout
+
+
+def test_a_daemon_of_other_code_steps_aside_and_the_command_runs_here(running: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
+    monkeypatch.delenv("TAPELINT_NO_DAEMON", raising=False)
+    assert daemon.status() is not None
+    monkeypatch.setattr(daemon, "code_stamp", lambda: "tapelint was upgraded")
+    assert daemon.run_in_daemon(["--no-cache", str(tmp_path / "x.py")]) is None  # nothing printed: run here
+    deadline = time.monotonic() + 10
+    while daemon.status() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert daemon.status() is None  # it exited, so the next `start` loads the new code
+    monkeypatch.undo()
+    _tapelint(running, "daemon", "start", cwd=tmp_path)  # for the fixture's stop
+
+
+def test_without_a_daemon_a_stale_socket_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    os.mkdir(daemon.socket_dir(), 0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(daemon.socket_path())
+    stale.close()  # the file stays, nobody listens
+    (tmp_path / "train.py").write_text(TRAIN)
+    done = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path)
+    assert done.returncode == 1 and "TL501" in done.stdout and done.stderr == ""
+    assert _tapelint(runtime, "daemon", "status", cwd=tmp_path).returncode == 1
+
+
+def test_a_directory_others_can_enter_is_never_used(tmp_path: Path):
+    runtime = tmp_path / "run"
+    (runtime / "tapelint").mkdir(parents=True)
+    os.chmod(runtime / "tapelint", 0o777)
+    done = _tapelint(runtime, "daemon", "start", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "not a private directory" in done.stderr and "Traceback" not in done.stderr
