@@ -156,10 +156,14 @@ def run_in_daemon(argv: list[str]) -> int | None:
     if sock is None:
         return None
     with sock:
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            return None  # a folder removed under the shell: the command itself says what is wrong
         umask = os.umask(0)
         os.umask(umask)
         request = {
-            "op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+            "op": "run", "argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask,
             "stamp": code_stamp(),
             "streams": [[getattr(s, "encoding", None), getattr(s, "errors", None)]
                         for s in (sys.stdin, sys.stdout, sys.stderr)],
@@ -173,6 +177,8 @@ def run_in_daemon(argv: list[str]) -> int | None:
             started = lines.read()
         except OSError:
             return None
+        if started and "exit" in started:
+            return int(started["exit"])  # the fork failed before the command began, and said why
         if not started or "pid" not in started:
             return None  # stale (it exits), or not a tapelint daemon: run here
         pid = int(started["pid"])

@@ -53,10 +53,13 @@ def _preload() -> None:
     import tapelint.launch  # noqa: F401
     import tapelint.reporters.terminal  # noqa: F401
     import tapelint.runner  # noqa: F401
+    from tapelint import registry
     from tapelint.config import Config
     from tapelint.engine import lint_source
 
     lint_source(_WARM_UP, "warm_up.py", Config())
+    for rule in registry.all_rules():
+        rule._visitor_names()  # a per-class table each rule fills on first use; filled here, forks share it
 
 
 def _peer_is_me(conn: socket.socket) -> bool:
@@ -115,8 +118,13 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         except KeyboardInterrupt:
             code = 130
-    except BaseException:  # noqa: BLE001 - a fork must not fall back into the daemon's loop
+    except BaseException as error:  # noqa: BLE001 - a fork must not fall back into the daemon's loop
         code = 2
+        try:
+            print(f"tapelint: error: the daemon could not run the check ({type(error).__name__}: {error}); "
+                  f"run it again with TAPELINT_NO_DAEMON=1", file=sys.stderr)
+        except Exception:  # noqa: BLE001 - nowhere left to say it
+            pass
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:

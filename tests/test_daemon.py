@@ -131,3 +131,46 @@ def test_a_directory_others_can_enter_is_never_used(tmp_path: Path):
     done = _tapelint(runtime, "daemon", "start", cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "not a private directory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_the_fork(running: Path, tmp_path: Path):
+    import signal
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for index in range(400):
+        (folder / f"train_{index}.py").write_text(TRAIN.replace("Dense(10", f"Dense({index + 1}"))
+    before = _served(running, tmp_path)
+    client = subprocess.Popen([sys.executable, "-m", "tapelint", "--no-cache", "-j", "1", str(folder)], cwd=tmp_path,
+                              env=_env(running), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _served(running, tmp_path) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the fork is linting
+    assert client.poll() is None, "the run ended before it could be interrupted"
+    client.send_signal(signal.SIGINT)
+    _, err = client.communicate(timeout=20)
+    assert client.returncode == 130
+    assert err.strip() == "tapelint: interrupted"
+
+
+def test_a_fork_that_cannot_start_the_command_says_so_in_one_line(running: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    # The client's folder is gone by the time the fork would enter it (a request made by hand).
+    import json
+
+    env = _env(running)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
+    path = daemon.socket_path()
+    read_end, write_end = os.pipe()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        request = {"op": "run", "argv": ["x.py"], "cwd": str(tmp_path / "gone"), "env": env, "umask": 0o22,
+                   "stamp": daemon.code_stamp(), "streams": []}
+        socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [write_end, write_end, write_end])
+        os.close(write_end)
+        answer = sock.makefile().readline()
+    said = os.read(read_end, 4096).decode()
+    os.close(read_end)
+    assert json.loads(answer) == {"exit": 2}
+    assert said.count("\n") == 1 and said.startswith("tapelint: error: the daemon could not run the check")
