@@ -238,7 +238,8 @@ def daemon_command(
 
     While it runs, each `tapelint [check] FILE...` is a fresh fork of it that prints to your terminal, so a
     run gives what a run without it gives. It exits after --idle-timeout seconds without a check, or when
-    tapelint is upgraded. TAPELINT_NO_DAEMON=1 makes a command ignore it. Exit 1 from status: not running.
+    tapelint is upgraded. TAPELINT_NO_DAEMON=1 makes a command ignore it; TAPELINT_DAEMON=auto makes a
+    check that finds none start one for the next check. Exit 1 from status: not running.
     """
     from tapelint.commands import run_daemon_command
 

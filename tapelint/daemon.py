@@ -16,7 +16,8 @@ daemon; when one is running, the command runs in a fresh fork of it:
 - Ctrl-C in the client is passed on to the fork's process group.
 
 When no daemon runs, when its socket is stale, when tapelint's own code changed since it started (it
-then exits), or with `TAPELINT_NO_DAEMON` set, the command runs in the client's own process as usual.
+then exits), or with `TAPELINT_NO_DAEMON` set, the command runs in the client's own process as usual;
+with `TAPELINT_DAEMON=auto` such a command also starts a daemon in the background for the next one.
 The socket lives in a directory only the user can enter (`$XDG_RUNTIME_DIR/tapelint`, else
 `<tmp>/tapelint-<uid>`), one per Python environment and tapelint installation; the daemon also checks
 that the peer is the same user where the system says (SO_PEERCRED). It exits after an hour without a
@@ -151,9 +152,11 @@ def run_in_daemon(argv: list[str]) -> int | None:
         return None
     path = socket_path()
     if not os.path.exists(path):  # the common case without a daemon: one stat
+        _start_for_next_time()
         return None
     sock = _connect(path)
     if sock is None:
+        _start_for_next_time()
         return None
     with sock:
         try:
@@ -180,7 +183,8 @@ def run_in_daemon(argv: list[str]) -> int | None:
         if started and "exit" in started:
             return int(started["exit"])  # the fork failed before the command began, and said why
         if not started or "pid" not in started:
-            return None  # stale (it exits), or not a tapelint daemon: run here
+            _start_for_next_time()  # a stale daemon exits: a new one loads the new code
+            return None  # run here
         pid = int(started["pid"])
         sock.settimeout(None)
         while True:
@@ -204,6 +208,28 @@ def run_in_daemon(argv: list[str]) -> int | None:
 
 
 # --- start, stop, status ---------------------------------------------------------------------------------
+
+def _start_for_next_time() -> None:
+    """With TAPELINT_DAEMON=auto, a check that finds no daemon starts one in the background and runs
+    itself as usual; the next check runs in it. (Two at once: the second daemon gives way.)"""
+    if os.environ.get("TAPELINT_DAEMON") != "auto":
+        return
+    try:
+        _launch(socket_path(), IDLE_TIMEOUT, quiet=True)
+    except (OSError, DaemonError):
+        pass  # a convenience: never a reason for the check to fail
+
+
+def _launch(path: str, idle_timeout: float, quiet: bool = False):  # type: ignore[no-untyped-def]
+    _prepare_dir()
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "tapelint.daemon_server", path, str(idle_timeout)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else subprocess.PIPE,
+        start_new_session=True, close_fds=True,
+    )
+
 
 def _ask(op: str) -> dict | None:
     path = socket_path()
@@ -247,16 +273,9 @@ def start(idle_timeout: float = IDLE_TIMEOUT) -> tuple[int, bool]:
         return int(running["pid"]), False
     if running is not None:
         stop()
-    _prepare_dir()
-    import subprocess
     import time
 
-    path = socket_path()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tapelint.daemon_server", path, str(idle_timeout)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True, close_fds=True,
-    )
+    process = _launch(socket_path(), idle_timeout)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         answer = status()
@@ -264,7 +283,11 @@ def start(idle_timeout: float = IDLE_TIMEOUT) -> tuple[int, bool]:
             if process.stderr is not None:
                 process.stderr.close()
             return process.pid, True
-        if process.poll() is not None:
+        if process.poll() == 0:
+            # It gave way to a daemon started at the same moment: that one answers soon.
+            if answer is not None and answer.get("stamp") == code_stamp():
+                return int(answer["pid"]), False
+        elif process.poll() is not None:
             reason = (process.stderr.read().decode(errors="replace").strip().splitlines() or ["no reason given"])[-1] \
                 if process.stderr is not None else "no reason given"
             raise DaemonError(f"the daemon stopped at start: {reason}")

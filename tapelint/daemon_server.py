@@ -90,6 +90,8 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
     code = 2
     try:
         listener.close()
+        for fd in _lock_fd:
+            os.close(fd)  # a long check must not hold the lock after the daemon is gone
         os.setpgid(0, 0)
         import signal
 
@@ -156,8 +158,34 @@ def _reopen_streams(streams: list) -> None:
     sys.stdin, sys.stdout, sys.stderr = made
 
 
+_lock_fd: list[int] = []  # the daemon's lock on its socket's name; a fork closes its copy
+
+
+def _take_lock(path: str, wait: float = 3.0) -> bool:
+    """One daemon per socket: a second one started at the same moment (two pre-commit processes, or a
+    `start` while the old daemon is still exiting) waits a little, then gives way."""
+    import fcntl
+    import time
+
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(0.05)
+            continue
+        _lock_fd.append(fd)
+        return True
+
+
 def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     """The daemon's loop (runs in the background process that `start` launches)."""
+    if not _take_lock(path):
+        return  # another daemon serves this socket
     _preload()
     stamp = code_stamp()
     import gc

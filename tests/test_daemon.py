@@ -174,3 +174,47 @@ def test_a_fork_that_cannot_start_the_command_says_so_in_one_line(running: Path,
     os.close(read_end)
     assert json.loads(answer) == {"exit": 2}
     assert said.count("\n") == 1 and said.startswith("tapelint: error: the daemon could not run the check")
+
+
+def _wait_for_daemon(runtime: Path, cwd: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while _tapelint(runtime, "daemon", "status", cwd=cwd).returncode != 0:
+        assert time.monotonic() < deadline, "no daemon answered"
+        time.sleep(0.2)
+
+
+def test_auto_mode_starts_a_daemon_that_serves_the_next_check(tmp_path: Path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    (tmp_path / "train.py").write_text(TRAIN)
+    try:
+        first = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_DAEMON="auto")
+        assert first.returncode == 1 and "TL501" in first.stdout  # ran itself, as usual
+        _wait_for_daemon(runtime, tmp_path)
+        assert _served(runtime, tmp_path) == 0
+        second = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_DAEMON="auto")
+        assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
+        assert _served(runtime, tmp_path) == 1
+    finally:
+        _tapelint(runtime, "daemon", "stop", cwd=tmp_path)
+
+
+def test_two_daemons_started_at_once_leave_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    os.mkdir(daemon.socket_dir(), 0o700)
+    command = [sys.executable, "-m", "tapelint.daemon_server", daemon.socket_path(), "120"]
+    both = [subprocess.Popen(command, env=_env(runtime), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for _ in range(2)]
+    try:
+        _wait_for_daemon(runtime, tmp_path)
+        answer = daemon.status()
+        assert answer is not None
+        serving = [p for p in both if p.pid == answer["pid"]]
+        other = [p for p in both if p.pid != answer["pid"]]
+        assert len(serving) == 1 and other[0].wait(timeout=30) == 0  # it gave way, quietly
+    finally:
+        daemon.stop()
+        for process in both:
+            process.wait(timeout=30)
