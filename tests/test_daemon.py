@@ -218,3 +218,16 @@ def test_two_daemons_started_at_once_leave_one(tmp_path: Path, monkeypatch: pyte
         daemon.stop()
         for process in both:
             process.wait(timeout=30)
+
+
+def test_an_idle_daemon_exits_and_removes_its_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    started = _tapelint(runtime, "daemon", "start", "--idle-timeout", "1", cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    deadline = time.monotonic() + 30
+    while os.path.exists(daemon.socket_path()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(daemon.socket_path())
+    assert _tapelint(runtime, "daemon", "status", cwd=tmp_path).returncode == 1
