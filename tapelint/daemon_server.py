@@ -205,6 +205,12 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     os.dup2(quiet, 2)  # `start` read errors until now; it stops reading once the socket answers
     os.close(quiet)
     me = os.stat(path).st_ino
+    import signal
+
+    def ended(signum, frame):  # type: ignore[no-untyped-def]
+        raise SystemExit(0)  # `kill PID`: through the `finally` below, which removes the socket
+
+    signal.signal(signal.SIGTERM, ended)
     listener.settimeout(idle_timeout)
     served = 0
     try:

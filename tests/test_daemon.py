@@ -231,3 +231,19 @@ def test_an_idle_daemon_exits_and_removes_its_socket(tmp_path: Path, monkeypatch
         time.sleep(0.1)
     assert not os.path.exists(daemon.socket_path())
     assert _tapelint(runtime, "daemon", "status", cwd=tmp_path).returncode == 1
+
+
+def test_a_terminated_daemon_removes_its_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import signal
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    assert _tapelint(runtime, "daemon", "start", cwd=tmp_path).returncode == 0
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    answer = daemon.status()
+    assert answer is not None
+    os.kill(int(answer["pid"]), signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while os.path.exists(daemon.socket_path()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(daemon.socket_path()) and daemon.status() is None
