@@ -232,6 +232,8 @@ def _launch(path: str, idle_timeout: float, quiet: bool = False):  # type: ignor
 
 
 def _ask(op: str) -> dict | None:
+    if not supported():
+        return None  # no daemon can run here: none is running
     path = socket_path()
     if not os.path.exists(path):
         return None

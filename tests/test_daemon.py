@@ -247,3 +247,12 @@ def test_a_terminated_daemon_removes_its_socket(tmp_path: Path, monkeypatch: pyt
     while os.path.exists(daemon.socket_path()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(daemon.socket_path()) and daemon.status() is None
+
+
+def test_without_unix_sockets_there_is_never_a_daemon(monkeypatch: pytest.MonkeyPatch):
+    # Windows: no AF_UNIX descriptor passing. `start` says why in one line; the rest finds none.
+    monkeypatch.setattr(daemon, "supported", lambda: False)
+    with pytest.raises(daemon.DaemonError, match="POSIX"):
+        daemon.start()
+    assert daemon.status() is None and daemon.stop() is None
+    assert daemon.run_in_daemon(["x.py"]) is None
