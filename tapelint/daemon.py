@@ -130,7 +130,7 @@ def send_message(sock: socket.socket, message: dict) -> None:
     sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def _connect(path: str, timeout: float | None = 5.0) -> socket.socket | None:
+def _connect(path: str, timeout: float | None = 10.0) -> socket.socket | None:
     if not _private(os.path.dirname(path)):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -154,57 +154,75 @@ def run_in_daemon(argv: list[str]) -> int | None:
     if not os.path.exists(path):  # the common case without a daemon: one stat
         _start_for_next_time()
         return None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None  # a folder removed under the shell: the command itself says what is wrong
     sock = _connect(path)
     if sock is None:
         _start_for_next_time()
         return None
     with sock:
+        lines = _Lines(sock)
         try:
-            cwd = os.getcwd()
-        except OSError:
-            return None  # a folder removed under the shell: the command itself says what is wrong
-        umask = os.umask(0)
-        os.umask(umask)
-        request = {
-            "op": "run", "argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask,
-            "stamp": code_stamp(),
-            "streams": [[getattr(s, "encoding", None), getattr(s, "errors", None)]
-                        for s in (sys.stdin, sys.stdout, sys.stderr)],
-        }
-        try:
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
-            payload = json.dumps(request).encode() + b"\n"
-            socket.send_fds(sock, [payload], [0, 1, 2])
-            lines = _Lines(sock)
-            started = lines.read()
-        except OSError:
-            return None
-        if started and "exit" in started:
-            return int(started["exit"])  # the fork failed before the command began, and said why
-        if not started or "pid" not in started:
-            _start_for_next_time()  # a stale daemon exits: a new one loads the new code
-            return None  # run here
-        pid = int(started["pid"])
-        sock.settimeout(None)
-        while True:
+            return _run_through(sock, lines, argv, cwd)
+        except KeyboardInterrupt:
+            # Before the fork's first message was read: closing the socket stops a fork that has not sent
+            # it yet (sending fails); one that has is interrupted like any other.
             try:
-                done = lines.read()
-                break
-            except KeyboardInterrupt:
-                # The fork runs in its own process group, out of the terminal's reach: pass Ctrl-C on.
-                try:
-                    os.killpg(pid, 2)
-                except OSError:
-                    pass
+                sock.setblocking(False)
+                started = lines.read()
+                if started and "pid" in started:
+                    os.killpg(int(started["pid"]), 2)
             except OSError:
-                done = None
-                break
-        if done is None or "exit" not in done:
-            print("tapelint: error: the daemon's run ended without an exit status; "
-                  "run again with TAPELINT_NO_DAEMON=1", file=sys.stderr)
-            return 2
-        return int(done["exit"])
+                pass
+            from tapelint.errors import EXIT_INTERRUPTED, say_interrupted
+
+            say_interrupted()
+            return EXIT_INTERRUPTED
+
+
+def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str) -> int | None:
+    umask = os.umask(0)
+    os.umask(umask)
+    request = {
+        "op": "run", "argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask, "stamp": code_stamp(),
+        "streams": [[getattr(s, "encoding", None), getattr(s, "errors", None)] for s in (sys.stdin, sys.stdout, sys.stderr)],
+    }
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        # The fork's first message is its pid, sent before it does anything. Without it (a stale daemon
+        # says so and exits; a hung one times out) the command runs here; a fork that answers later
+        # finds the socket closed and stops without running it.
+        started = lines.read()
+    except OSError:
+        return None
+    if not started or "pid" not in started:
+        _start_for_next_time()  # a stale daemon exits: a new one loads the new code
+        return None
+    pid = int(started["pid"])
+    sock.settimeout(None)
+    while True:
+        try:
+            done = lines.read()
+            break
+        except KeyboardInterrupt:
+            # The fork runs in its own process group, out of the terminal's reach: pass Ctrl-C on.
+            try:
+                os.killpg(pid, 2)
+            except OSError:
+                pass
+        except OSError:
+            done = None
+            break
+    if done is None or "exit" not in done:
+        print("tapelint: error: the daemon's run ended without an exit status; "
+              "run again with TAPELINT_NO_DAEMON=1", file=sys.stderr)
+        return 2
+    return int(done["exit"])
 
 
 # --- start, stop, status ---------------------------------------------------------------------------------

@@ -87,12 +87,16 @@ def _reap() -> None:
 
 def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: socket.socket) -> None:
     """In the fork: become the client's command, run it, send the exit status, and never return."""
+    os.setpgid(0, 0)  # before the pid goes out: the client's Ctrl-C reaches this group
+    try:
+        send_message(conn, {"pid": os.getpid()})
+    except OSError:
+        os._exit(0)  # the client gave up waiting and runs the command itself: do not run it twice
     code = 2
     try:
         listener.close()
         for fd in _lock_fd:
             os.close(fd)  # a long check must not hold the lock after the daemon is gone
-        os.setpgid(0, 0)
         import signal
 
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -110,7 +114,6 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
         argv = [str(part) for part in request["argv"]]
         sys.argv = ["tapelint", *argv]
         daemon._IN_FORK = True  # the command must run here, not be sent to the daemon again
-        send_message(conn, {"pid": os.getpid()})
         from tapelint.launch import main
 
         try:
@@ -120,6 +123,14 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         except KeyboardInterrupt:
             code = 130
+    except KeyboardInterrupt:  # Ctrl-C before the command had its own handling
+        code = 130
+        try:
+            from tapelint.errors import say_interrupted
+
+            say_interrupted()
+        except Exception:  # noqa: BLE001 - nowhere left to say it
+            pass
     except BaseException as error:  # noqa: BLE001 - a fork must not fall back into the daemon's loop
         code = 2
         try:

@@ -169,10 +169,11 @@ def test_a_fork_that_cannot_start_the_command_says_so_in_one_line(running: Path,
                    "stamp": daemon.code_stamp(), "streams": []}
         socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [write_end, write_end, write_end])
         os.close(write_end)
-        answer = sock.makefile().readline()
+        answers = sock.makefile()
+        started, done = answers.readline(), answers.readline()
     said = os.read(read_end, 4096).decode()
     os.close(read_end)
-    assert json.loads(answer) == {"exit": 2}
+    assert "pid" in json.loads(started) and json.loads(done) == {"exit": 2}
     assert said.count("\n") == 1 and said.startswith("tapelint: error: the daemon could not run the check")
 
 
