@@ -98,6 +98,12 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return split_selectors(list(values or []))
 
 
+class DaemonUse(str, Enum):
+    use = "use"
+    auto = "auto"
+    off = "off"
+
+
 @app.command()
 def check(
     paths: List[str] = typer.Argument(..., help="Files or folders to lint; `-` reads standard input."),
@@ -132,6 +138,10 @@ def check(
                                                                         "(default: .tapelint_cache next to pyproject.toml)."),
     statistics: bool = typer.Option(False, "--statistics", help="Print how many findings each rule has, "
                                                                 "instead of the findings ([*]: all safely fixable)."),
+    daemon: DaemonUse = typer.Option(
+        DaemonUse.use, "--daemon",
+        help="use: run in `tapelint daemon` when one is running (POSIX); auto: also start one in the background "
+             "when none is, for the next check; off: always run in this process."),
     probe_script: Optional[str] = typer.Option(
         None, "--probe", metavar="SCRIPT",
         help="After the static pass, run SCRIPT's first training step under the runtime probe: mark each "
@@ -139,6 +149,8 @@ def check(
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
     from tapelint.commands import run_check
+
+    del daemon  # read by the console script, which hands a plain check to the daemon (tapelint.launch)
 
     try:
         code = run_check(
@@ -238,8 +250,8 @@ def daemon_command(
 
     While it runs, each `tapelint [check] FILE...` is a fresh fork of it that prints to your terminal, so a
     run gives what a run without it gives. It exits after --idle-timeout seconds without a check, or when
-    tapelint is upgraded. TAPELINT_NO_DAEMON=1 makes a command ignore it; TAPELINT_DAEMON=auto makes a
-    check that finds none start one for the next check. Exit 1 from status: not running.
+    tapelint is upgraded. `check --daemon off` (or TAPELINT_NO_DAEMON=1) ignores it; `check --daemon auto`
+    (or TAPELINT_DAEMON=auto) starts one when none runs, for the next check. Exit 1 from status: not running.
     """
     from tapelint.commands import run_daemon_command
 

@@ -17,7 +17,8 @@ daemon; when one is running, the command runs in a fresh fork of it:
 
 When no daemon runs, when its socket is stale, when tapelint's own code changed since it started (it
 then exits), or with `TAPELINT_NO_DAEMON` set, the command runs in the client's own process as usual;
-with `TAPELINT_DAEMON=auto` such a command also starts a daemon in the background for the next one.
+with `--daemon auto` (or `TAPELINT_DAEMON=auto`) such a command also starts a daemon in the background for
+the next one; `--daemon off` never uses one.
 The socket lives in a directory only the user can enter (`$XDG_RUNTIME_DIR/tapelint`, else
 `<tmp>/tapelint-<uid>`), one per Python environment and tapelint installation; the daemon also checks
 that the peer is the same user where the system says (SO_PEERCRED). It exits after an hour without a
@@ -145,14 +146,16 @@ def _connect(path: str, timeout: float | None = 10.0) -> socket.socket | None:
 
 # --- the client ------------------------------------------------------------------------------------------
 
-def run_in_daemon(argv: list[str]) -> int | None:
+def run_in_daemon(argv: list[str], mode: str = "use") -> int | None:
     """Run `tapelint *argv` in a running daemon: its exit status, or None when no usable daemon answers
-    (the caller then runs the command itself). Nothing has been printed when this returns None."""
-    if _IN_FORK or os.environ.get("TAPELINT_NO_DAEMON") or not supported():
+    (the caller then runs the command itself). Nothing has been printed when this returns None.
+    `mode` is the check's `--daemon`: use, auto (also start one for the next check) or off."""
+    if _IN_FORK or mode == "off" or os.environ.get("TAPELINT_NO_DAEMON") or not supported():
         return None
+    auto = mode == "auto" or os.environ.get("TAPELINT_DAEMON") == "auto"
     path = socket_path()
     if not os.path.exists(path):  # the common case without a daemon: one stat
-        _start_for_next_time()
+        _start_for_next_time(auto)
         return None
     try:
         cwd = os.getcwd()
@@ -160,12 +163,12 @@ def run_in_daemon(argv: list[str]) -> int | None:
         return None  # a folder removed under the shell: the command itself says what is wrong
     sock = _connect(path)
     if sock is None:
-        _start_for_next_time()
+        _start_for_next_time(auto)
         return None
     with sock:
         lines = _Lines(sock)
         try:
-            return _run_through(sock, lines, argv, cwd)
+            return _run_through(sock, lines, argv, cwd, auto)
         except KeyboardInterrupt:
             # Before the fork's first message was read: closing the socket stops a fork that has not sent
             # it yet (sending fails); one that has is interrupted like any other.
@@ -182,7 +185,7 @@ def run_in_daemon(argv: list[str]) -> int | None:
             return EXIT_INTERRUPTED
 
 
-def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str) -> int | None:
+def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str, auto: bool) -> int | None:
     umask = os.umask(0)
     os.umask(umask)
     request = {
@@ -201,7 +204,7 @@ def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str
     except OSError:
         return None
     if not started or "pid" not in started:
-        _start_for_next_time()  # a stale daemon exits: a new one loads the new code
+        _start_for_next_time(auto)  # a stale daemon exits: a new one loads the new code
         return None
     pid = int(started["pid"])
     sock.settimeout(None)
@@ -227,10 +230,10 @@ def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str
 
 # --- start, stop, status ---------------------------------------------------------------------------------
 
-def _start_for_next_time() -> None:
-    """With TAPELINT_DAEMON=auto, a check that finds no daemon starts one in the background and runs
-    itself as usual; the next check runs in it. (Two at once: the second daemon gives way.)"""
-    if os.environ.get("TAPELINT_DAEMON") != "auto":
+def _start_for_next_time(auto: bool) -> None:
+    """With `--daemon auto` (or TAPELINT_DAEMON=auto), a check that finds no daemon starts one in the
+    background and runs itself as usual; the next check runs in it. (Two at once: the second gives way.)"""
+    if not auto:
         return
     try:
         _launch(socket_path(), IDLE_TIMEOUT, quiet=True)

@@ -43,6 +43,7 @@ CHOICES: dict[str, tuple[str, frozenset[str]]] = {
     "--output-format": ("text_format", frozenset({"full", "concise"})),
     "--color": ("color", frozenset({"auto", "always", "never"})),
     "--fail-on": ("fail_on", frozenset({"error", "warning", "info"})),
+    "--daemon": ("daemon", frozenset({"use", "auto", "off"})),
 }
 # Options whose value is a path.
 PATHS: dict[str, str] = {"--output-file": "output_file", "-o": "output_file", "--config": "config_file",
@@ -55,7 +56,7 @@ DEFAULTS: dict[str, object] = {
     "config_file": None, "jobs": None, "exit_zero": False, "quiet": False, "force_exclude": False,
     "fail_on": None, "fix": False, "unsafe_fixes": False, "diff": False, "output_file": None,
     "probe_script": None, "statistics": False, "respect_gitignore": True, "cache": True, "cache_dir": None,
-    "text_format": None, "color": "auto",
+    "text_format": None, "color": "auto", "daemon": "use",
 }
 
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     from tapelint.daemon import run_in_daemon
 
-    code = run_in_daemon(args)  # the same command, in a fork of a warm daemon when one runs
+    code = run_in_daemon(args, str(kwargs.pop("daemon")))  # the same command, in a fork of a warm daemon
     if code is not None:
         sys.exit(code)
     try:

@@ -76,6 +76,9 @@ def test_a_check_through_the_daemon_prints_and_exits_as_one_without_it(running: 
         assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr), args
     findings = _tapelint(running, "--no-cache", "train.py", cwd=project)
     assert findings.returncode == 1 and "TL501" in findings.stdout and "TL201" not in findings.stdout
+    before = _served(running, tmp_path)
+    alone = _tapelint(running, "--daemon", "off", "--no-cache", "train.py", cwd=project)
+    assert _served(running, tmp_path) == before and alone.stdout == findings.stdout  # --daemon off: not sent
 
 
 def test_fix_through_the_daemon_writes_the_same_file(running: Path, tmp_path: Path):
@@ -184,16 +187,21 @@ def _wait_for_daemon(runtime: Path, cwd: Path, seconds: float = 60) -> None:
         time.sleep(0.2)
 
 
-def test_auto_mode_starts_a_daemon_that_serves_the_next_check(tmp_path: Path):
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_auto_mode_starts_a_daemon_that_serves_the_next_check(tmp_path: Path, how: str):
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     (tmp_path / "train.py").write_text(TRAIN)
+    auto = {"TAPELINT_DAEMON": "auto"} if how == "environment" else {}
+    flag = ["--daemon", "auto"] if how == "flag" else []
     try:
-        first = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_DAEMON="auto")
+        plain = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path)
+        assert plain.returncode == 1 and _tapelint(runtime, "daemon", "status", cwd=tmp_path).returncode == 1
+        first = _tapelint(runtime, *flag, "--no-cache", "train.py", cwd=tmp_path, **auto)
         assert first.returncode == 1 and "TL501" in first.stdout  # ran itself, as usual
         _wait_for_daemon(runtime, tmp_path)
         assert _served(runtime, tmp_path) == 0
-        second = _tapelint(runtime, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_DAEMON="auto")
+        second = _tapelint(runtime, *flag, "--no-cache", "train.py", cwd=tmp_path, **auto)
         assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
         assert _served(runtime, tmp_path) == 1
     finally:

@@ -90,6 +90,9 @@ def test_a_plain_command_line_becomes_run_checks_arguments():
     assert kwargs["quiet"] is True and kwargs["output_format"] == "json" and kwargs["jobs"] == 3
     assert kwargs["respect_gitignore"] is False and kwargs["cache_dir"] == Path("build/cache")
     assert kwargs["cache"] is True and kwargs["fix"] is False and kwargs["probe_script"] is None
+    assert kwargs["daemon"] == "use"
+    assert launch.quick_check_arguments(["--daemon", "auto", "train.py"])["daemon"] == "auto"  # type: ignore[index]
+    assert launch.quick_check_arguments(["--daemon=off", "train.py"])["daemon"] == "off"  # type: ignore[index]
 
 
 @pytest.fixture
