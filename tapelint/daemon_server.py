@@ -16,36 +16,8 @@ from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, code_stamp, send_message
 
 # ------------------------------------------------------------------------------------------
 
-# A small training program linted once at start, so that what the first lint of a process pays (the
-# analyses' lazy imports, compiled patterns, libcst's first parse) is paid before the forks, not in each.
-_WARM_UP = """
-import tensorflow as tf
-
-model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(2)])
-loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
-
-
-@tf.function
-def train_step(x, y):
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits)
-    grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    return loss
-
-
-for epoch in range(2):
-    for x, y in tf.data.Dataset.from_tensor_slices(([[0.0] * 4], [0])).batch(1):
-        train_step(x, y)
-model.compile(optimizer="adam", loss="mse")
-model.fit([[0.0] * 4], [0], epochs=1)
-"""
-
-
 def _preload() -> None:
-    """Import what a check imports, and lint a small program, once, before any fork."""
+    """Import what a check imports, and warm the engine (engine.warm_up), once, before any fork."""
     import libcst  # noqa: F401
 
     import tapelint.cache  # noqa: F401
@@ -53,13 +25,9 @@ def _preload() -> None:
     import tapelint.launch  # noqa: F401
     import tapelint.reporters.terminal  # noqa: F401
     import tapelint.runner  # noqa: F401
-    from tapelint import registry
-    from tapelint.config import Config
-    from tapelint.engine import lint_source
+    from tapelint.engine import warm_up
 
-    lint_source(_WARM_UP, "warm_up.py", Config())
-    for rule in registry.all_rules():
-        rule._visitor_names()  # a per-class table each rule fills on first use; filled here, forks share it
+    warm_up()
 
 
 def _peer_is_me(conn: socket.socket) -> bool:
@@ -117,13 +85,11 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
         from tapelint.launch import main
 
         try:
-            main(argv)
+            main(argv)  # it answers Ctrl-C during the check itself: one line, exit 130
             code = 0
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        except KeyboardInterrupt:
-            code = 130
-    except KeyboardInterrupt:  # Ctrl-C before the command had its own handling
+    except KeyboardInterrupt:  # Ctrl-C before or around the check
         code = 130
         try:
             from tapelint.errors import say_interrupted

@@ -545,6 +545,42 @@ def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> b
 __all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
 
 
+# A small training program for `warm_up`.
+_WARM_UP = """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(2)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for epoch in range(2):
+    for x, y in tf.data.Dataset.from_tensor_slices(([[0.0] * 4], [0])).batch(1):
+        train_step(x, y)
+model.compile(optimizer="adam", loss="mse")
+model.fit([[0.0] * 4], [0], epochs=1)
+"""
+
+
+def warm_up() -> None:
+    """Pay now what the first lint of a process pays (the analyses' lazy imports, compiled patterns,
+    libcst's first parse, each rule's table of visit methods), for a process that forks workers that
+    would each pay it again (the daemon)."""
+    lint_source(_WARM_UP, "warm_up.py", Config())
+    for rule in registry.all_rules():
+        rule._visitor_names()  # filled per class on first use; a rule the sample does not trigger too
+
+
 def warm_prelude(prelude: Prelude) -> None:
     """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
     warm_pieces(prelude, parse_module)

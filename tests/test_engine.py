@@ -151,3 +151,12 @@ def test_a_lint_leaves_no_reference_cycle_holding_its_tree():
         gc.enable()
     assert found  # the file was analysed
     assert left == []
+
+
+def test_warm_up_fills_what_every_rule_fills_on_its_first_lint():
+    # The daemon warms the engine once so that its forks do not each pay a process's first lint.
+    from tapelint import registry
+    from tapelint.engine import warm_up
+
+    warm_up()
+    assert all("_visitor_names_cache" in rule.__dict__ for rule in registry.all_rules())
