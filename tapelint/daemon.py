@@ -31,15 +31,15 @@ standard library, since the client runs before anything heavy is loaded. The dae
 
 from __future__ import annotations
 
+import _socket
 import binascii
-import json
 import os
-import socket
 import stat
 import sys
 
 IDLE_TIMEOUT = 3600.0  # seconds without a command, then the daemon exits
 MAX_MESSAGE = 1 << 20
+PROTOCOL = 2  # in the socket's name: a client never talks to a daemon that speaks another protocol
 # Strings, not pathlib: the client side runs on every start, and importing pathlib costs 10 ms of it.
 _PACKAGE = os.path.dirname(os.path.realpath(__file__))
 _RULES = os.path.join(os.path.dirname(_PACKAGE), "rules")
@@ -53,7 +53,8 @@ class DaemonError(Exception):
 
 
 def supported() -> bool:
-    return os.name == "posix" and hasattr(socket, "AF_UNIX") and hasattr(socket, "send_fds")
+    return os.name == "posix" and hasattr(_socket, "AF_UNIX") and hasattr(_socket, "SCM_RIGHTS") \
+        and hasattr(_socket.socket, "sendmsg")
 
 
 def socket_dir() -> str:
@@ -67,7 +68,8 @@ def socket_dir() -> str:
 def socket_path() -> str:
     """One daemon per environment (sys.prefix: a virtualenv) and installation of tapelint."""
     who = f"{sys.prefix}\0{_PACKAGE}".encode()
-    return os.path.join(socket_dir(), f"{binascii.crc32(who):08x}{binascii.crc32(who[::-1]):08x}.sock")
+    name = f"{binascii.crc32(who):08x}{binascii.crc32(who[::-1]):08x}-{PROTOCOL}.sock"
+    return os.path.join(socket_dir(), name)
 
 
 def _private(folder: str) -> bool:
@@ -104,40 +106,66 @@ def code_stamp() -> str:
     return "\n".join(parts)
 
 
-# --- messages: one JSON object per line on the stream socket ---------------------------------------------
+# --- messages ---------------------------------------------------------------------------------------------
+# A message is a list of byte strings, sent as b"<length>\n" and the strings joined by NUL: POSIX paths,
+# arguments and environment entries never hold a NUL, so nothing needs escaping. (Not JSON: json and
+# socket cost 20-30 ms of imports, which the client would pay on every check. The client uses the C
+# module under `socket`, `_socket`, for the same reason.)
 
-class _Lines:
-    def __init__(self, sock: socket.socket) -> None:
+def pack(fields: list[bytes]) -> bytes:
+    if any(b"\0" in field for field in fields):
+        raise ValueError("a daemon message cannot hold a NUL byte")
+    body = b"\0".join(fields)
+    return b"%d\n" % len(body) + body
+
+
+class Reader:
+    """Reads whole messages from a stream socket; None when the other end closed or sent garbage."""
+
+    def __init__(self, sock, data: bytes = b"") -> None:  # type: ignore[no-untyped-def]
         self.sock = sock
-        self.buffer = b""
+        self.buffer = data
 
-    def read(self) -> dict | None:
+    def _fill(self) -> bool:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        return True
+
+    def read(self) -> list[bytes] | None:
         while b"\n" not in self.buffer:
-            chunk = self.sock.recv(65536)
-            if not chunk:
+            if len(self.buffer) > 20 or not self._fill():
                 return None
-            self.buffer += chunk
-            if len(self.buffer) > MAX_MESSAGE:
-                return None
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        try:
-            message = json.loads(line)
-        except ValueError:
+        head, _, rest = self.buffer.partition(b"\n")
+        if not head.isdigit() or int(head) > MAX_MESSAGE:
             return None
-        return message if isinstance(message, dict) else None
+        size = int(head)
+        self.buffer = rest
+        while len(self.buffer) < size:
+            if not self._fill():
+                return None
+        body, self.buffer = self.buffer[:size], self.buffer[size:]
+        return body.split(b"\0")
 
 
-def send_message(sock: socket.socket, message: dict) -> None:
-    sock.sendall(json.dumps(message).encode() + b"\n")
+def send(sock, *fields: bytes | str | int) -> None:  # type: ignore[no-untyped-def]
+    sock.sendall(pack([_bytes(field) for field in fields]))
 
 
-def _connect(path: str, timeout: float | None = 10.0) -> socket.socket | None:
+def _bytes(field: bytes | str | int) -> bytes:
+    if isinstance(field, bytes):
+        return field
+    return os.fsencode(field) if isinstance(field, str) else b"%d" % field
+
+
+def _connect(path: str, timeout: float | None = 10.0):  # type: ignore[no-untyped-def]
     if not _private(os.path.dirname(path)):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
@@ -158,59 +186,73 @@ def run_in_daemon(argv: list[str], mode: str = "use") -> int | None:
         _start_for_next_time(auto)
         return None
     try:
-        cwd = os.getcwd()
+        cwd = os.getcwdb()
     except OSError:
         return None  # a folder removed under the shell: the command itself says what is wrong
     sock = _connect(path)
     if sock is None:
         _start_for_next_time(auto)
         return None
-    with sock:
-        lines = _Lines(sock)
+    reader = Reader(sock)
+    try:
+        return _run_through(sock, reader, argv, cwd, auto)
+    except KeyboardInterrupt:
+        # Before the fork's first message was read: closing the socket stops a fork that has not sent
+        # it yet (sending fails); one that has is interrupted like any other.
         try:
-            return _run_through(sock, lines, argv, cwd, auto)
-        except KeyboardInterrupt:
-            # Before the fork's first message was read: closing the socket stops a fork that has not sent
-            # it yet (sending fails); one that has is interrupted like any other.
-            try:
-                sock.setblocking(False)
-                started = lines.read()
-                if started and "pid" in started:
-                    os.killpg(int(started["pid"]), 2)
-            except OSError:
-                pass
-            from tapelint.errors import EXIT_INTERRUPTED, say_interrupted
+            sock.setblocking(False)
+            started = reader.read()
+            if started and started[0] == b"pid":
+                os.killpg(int(started[1]), 2)
+        except (OSError, ValueError, IndexError):
+            pass
+        from tapelint.errors import EXIT_INTERRUPTED, say_interrupted
 
-            say_interrupted()
-            return EXIT_INTERRUPTED
+        say_interrupted()
+        return EXIT_INTERRUPTED
+    finally:
+        sock.close()
 
 
-def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str, auto: bool) -> int | None:
+def run_request(argv: list[str], cwd: bytes) -> list[bytes]:
+    """The fields of a run request: what the fork needs to become this command (see daemon_server)."""
     umask = os.umask(0)
     os.umask(umask)
-    request = {
-        "op": "run", "argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask, "stamp": code_stamp(),
-        "streams": [[getattr(s, "encoding", None), getattr(s, "errors", None)] for s in (sys.stdin, sys.stdout, sys.stderr)],
-    }
+    streams = []
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        streams += [_bytes(getattr(stream, "encoding", None) or ""), _bytes(getattr(stream, "errors", None) or "")]
+    return [b"run", _bytes(code_stamp()), cwd, b"%d" % umask, *streams, b"%d" % len(argv),
+            *(os.fsencode(part) for part in argv), *(key + b"=" + value for key, value in os.environb.items())]
+
+
+def _run_through(sock, reader: Reader, argv: list[str], cwd: bytes, auto: bool) -> int | None:  # type: ignore[no-untyped-def]
+    fds = (0, 1, 2)
+    try:
+        message = pack(run_request(argv, cwd))
+    except ValueError:
+        return None
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-        socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        ancillary = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)  # C ints
+        sent = sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ancillary)])
+        if sent < len(message):
+            sock.sendall(message[sent:])
         # The fork's first message is its pid, sent before it does anything. Without it (a stale daemon
         # says so and exits; a hung one times out) the command runs here; a fork that answers later
         # finds the socket closed and stops without running it.
-        started = lines.read()
+        started = reader.read()
     except OSError:
         return None
-    if not started or "pid" not in started:
+    if not started or started[0] != b"pid" or len(started) != 2 or not started[1].isdigit():
         _start_for_next_time(auto)  # a stale daemon exits: a new one loads the new code
         return None
-    pid = int(started["pid"])
+    pid = int(started[1])
     sock.settimeout(None)
     while True:
         try:
-            done = lines.read()
+            done = reader.read()
             break
         except KeyboardInterrupt:
             # The fork runs in its own process group, out of the terminal's reach: pass Ctrl-C on.
@@ -221,11 +263,11 @@ def _run_through(sock: socket.socket, lines: "_Lines", argv: list[str], cwd: str
         except OSError:
             done = None
             break
-    if done is None or "exit" not in done:
+    if not done or done[0] != b"exit" or len(done) != 2 or not done[1].lstrip(b"-").isdigit():
         print("tapelint: error: the daemon's run ended without an exit status; "
               "run again with TAPELINT_NO_DAEMON=1", file=sys.stderr)
         return 2
-    return int(done["exit"])
+    return int(done[1])
 
 
 # --- start, stop, status ---------------------------------------------------------------------------------
@@ -252,7 +294,7 @@ def _launch(path: str, idle_timeout: float, quiet: bool = False):  # type: ignor
     )
 
 
-def _ask(op: str) -> dict | None:
+def _ask(op: str) -> list[bytes] | None:
     if not supported():
         return None  # no daemon can run here: none is running
     path = socket_path()
@@ -261,17 +303,22 @@ def _ask(op: str) -> dict | None:
     sock = _connect(path)
     if sock is None:
         return None
-    with sock:
-        try:
-            send_message(sock, {"op": op})
-            return _Lines(sock).read()
-        except OSError:
-            return None
+    try:
+        send(sock, op)
+        return Reader(sock).read()
+    except OSError:
+        return None
+    finally:
+        sock.close()
 
 
 def status() -> dict | None:
     """{"pid", "served", "stamp"} of the running daemon, or None."""
-    return _ask("status")
+    answer = _ask("status")
+    if not answer or answer[0] != b"status" or len(answer) != 4 or not answer[1].isdigit() \
+            or not answer[2].isdigit():
+        return None
+    return {"pid": int(answer[1]), "served": int(answer[2]), "stamp": os.fsdecode(answer[3])}
 
 
 def _prepare_dir() -> str:
@@ -322,9 +369,9 @@ def start(idle_timeout: float = IDLE_TIMEOUT) -> tuple[int, bool]:
 def stop() -> int | None:
     """Stop the running daemon: its pid, or None when none was running."""
     answer = _ask("stop")
-    if answer is None or "stopping" not in answer:
+    if not answer or answer[0] != b"stopping" or len(answer) != 2 or not answer[1].isdigit():
         return None
-    pid = int(answer["stopping"])
+    pid = int(answer[1])
     import time
 
     deadline = time.monotonic() + 5

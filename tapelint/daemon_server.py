@@ -5,13 +5,12 @@ above the command layer: each fork runs `tapelint.launch.main`, what the console
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 
 from tapelint import daemon
-from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, code_stamp, send_message
+from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, Reader, code_stamp, send
 
 
 # ------------------------------------------------------------------------------------------
@@ -53,11 +52,12 @@ def _reap() -> None:
             return
 
 
-def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: socket.socket) -> None:
-    """In the fork: become the client's command, run it, send the exit status, and never return."""
+def _run_forked(conn: socket.socket, request: list[bytes], fds: list[int], listener: socket.socket) -> None:
+    """In the fork: become the client's command (a run request, daemon.run_request), run it, send the exit
+    status, and never return."""
     os.setpgid(0, 0)  # before the pid goes out: the client's Ctrl-C reaches this group
     try:
-        send_message(conn, {"pid": os.getpid()})
+        send(conn, b"pid", os.getpid())
     except OSError:
         os._exit(0)  # the client gave up waiting and runs the command itself: do not run it twice
     code = 2
@@ -74,12 +74,16 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        os.chdir(request["cwd"])
+        _, _, cwd, umask, *rest = request
+        streams, (count, *rest) = rest[:6], rest[6:]
+        argv, environment = [os.fsdecode(part) for part in rest[:int(count)]], rest[int(count):]
+        os.chdir(cwd)
         os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-        os.umask(int(request["umask"]))
-        _reopen_streams(request.get("streams") or [])
-        argv = [str(part) for part in request["argv"]]
+        for entry in environment:
+            key, _, value = entry.partition(b"=")
+            os.environb[key] = value
+        os.umask(int(umask))
+        _reopen_streams([os.fsdecode(part) or None for part in streams])
         sys.argv = ["tapelint", *argv]
         daemon._IN_FORK = True  # the command must run here, not be sent to the daemon again
         from tapelint.launch import main
@@ -111,23 +115,24 @@ def _run_forked(conn: socket.socket, request: dict, fds: list[int], listener: so
             except Exception:  # noqa: BLE001 - the reader may be gone
                 pass
         try:
-            send_message(conn, {"exit": code})
+            send(conn, b"exit", code)
         except OSError:
             pass
         os._exit(0)
 
 
-def _reopen_streams(streams: list) -> None:
-    """Text streams over the client's descriptors, with the client's encodings."""
+def _reopen_streams(streams: list[str | None]) -> None:
+    """Text streams over the client's descriptors, with the client's encodings and error handlers (the
+    request's six fields: encoding and errors of stdin, stdout and stderr; empty: the default)."""
     import io
 
     defaults = [("utf-8", "strict"), ("utf-8", "strict"), ("utf-8", "backslashreplace")]
     made = []
     for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
         encoding, errors = defaults[fd]
-        if fd < len(streams) and isinstance(streams[fd], list) and len(streams[fd]) == 2:
-            encoding = streams[fd][0] or encoding
-            errors = streams[fd][1] or errors
+        if 2 * fd + 1 < len(streams):
+            encoding = streams[2 * fd] or encoding
+            errors = streams[2 * fd + 1] or errors
         raw = open(fd, mode, buffering=0 if fd == 2 else -1, closefd=False)  # noqa: SIM115
         interactive = os.isatty(fd)
         made.append(io.TextIOWrapper(raw, encoding=encoding, errors=errors,  # type: ignore[arg-type]
@@ -164,7 +169,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     if not _take_lock(path):
         return  # another daemon serves this socket
     _preload()
-    stamp = code_stamp()
+    stamp = os.fsencode(code_stamp())
     import gc
 
     gc.collect()
@@ -206,40 +211,32 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 conn.settimeout(10)
                 try:
                     data, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 3)
-                    while data and b"\n" not in data and len(data) < MAX_MESSAGE:
-                        more = conn.recv(65536)  # a stream may deliver a long request in pieces
-                        if not more:
-                            break
-                        data += more
+                    request = Reader(conn, data).read()
                 except OSError:
                     continue
-                try:
-                    request = json.loads(data.partition(b"\n")[0])
-                except ValueError:
-                    request = None
-                if not isinstance(request, dict):
+                if not _well_formed(request):
                     for fd in fds:
                         os.close(fd)
                     continue
-                op = request.get("op")
-                if op == "run" and len(fds) == 3:
-                    if request.get("stamp") != stamp:
+                op = request[0]  # type: ignore[index]
+                if op == b"run" and len(fds) == 3:
+                    if request[1] != stamp:  # type: ignore[index]
                         for fd in fds:
                             os.close(fd)
-                        _send_quietly(conn, {"stale": True})
+                        _send_quietly(conn, b"stale")
                         return  # tapelint changed under it: the next `start` loads the new code
                     served += 1
                     if os.fork() == 0:
-                        _run_forked(conn, request, fds, listener)
+                        _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
                     for fd in fds:
                         os.close(fd)
                     continue
                 for fd in fds:
                     os.close(fd)
-                if op == "status":
-                    _send_quietly(conn, {"pid": os.getpid(), "served": served, "stamp": stamp})
-                elif op == "stop":
-                    _send_quietly(conn, {"stopping": os.getpid()})
+                if op == b"status":
+                    _send_quietly(conn, b"status", os.getpid(), served, stamp)
+                elif op == b"stop":
+                    _send_quietly(conn, b"stopping", os.getpid())
                     return
     finally:
         listener.close()
@@ -257,12 +254,21 @@ def _still_mine(path: str, inode: int) -> bool:
         return False
 
 
-def _send_quietly(conn: socket.socket, message: dict) -> None:
+def _send_quietly(conn: socket.socket, *fields: bytes | str | int) -> None:
     try:
-        send_message(conn, message)
+        send(conn, *fields)
     except OSError:
         pass
 
+
+def _well_formed(request: list[bytes] | None) -> bool:
+    """A status or stop request, or a run request with all its fields (see daemon.run_request)."""
+    if not request:
+        return False
+    if request[0] != b"run":
+        return True
+    return len(request) >= 11 and request[3].isdigit() and request[10].isdigit() \
+        and len(request) >= 11 + int(request[10]) and all(b"=" in entry for entry in request[11 + int(request[10]):])
 
 
 def main(argv: list[str]) -> None:

@@ -114,11 +114,15 @@ def quick_check_arguments(argv: list[str]) -> dict[str, object] | None:
             kwargs[INTEGERS[name]] = int(value)
     if not paths:
         return None
-    from tapelint.config import split_selectors
-
     kwargs["paths"] = paths
-    for parameter, values in lists.items():
-        kwargs[parameter] = split_selectors(values)
+    if any(lists.values()):
+        # Only here: tapelint.config is a heavy import, and a check sent to the daemon never needs it.
+        from tapelint.config import split_selectors
+
+        for parameter, values in lists.items():
+            kwargs[parameter] = split_selectors(values)
+    else:
+        kwargs.update((parameter, []) for parameter in lists)  # fresh lists, never the defaults' own
     return kwargs
 
 
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
 
     code = run_in_daemon(args, str(kwargs.pop("daemon")))  # the same command, in a fork of a warm daemon
     if code is not None:
-        sys.exit(code)
+        _exit_now(code)
     try:
         from tapelint.commands import run_check
 
@@ -156,6 +160,20 @@ def main(argv: list[str] | None = None) -> None:
         say_internal_error(error)
         sys.exit(EXIT_ERROR)
     sys.exit(code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit after a check the daemon ran: this process only waited for it, so it skips the interpreter's
+    clean-up (several ms of a 0.1 s check)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -160,23 +160,19 @@ def test_ctrl_c_stops_the_fork(running: Path, tmp_path: Path):
 def test_a_fork_that_cannot_start_the_command_says_so_in_one_line(running: Path, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch):
     # The client's folder is gone by the time the fork would enter it (a request made by hand).
-    import json
-
-    env = _env(running)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
     path = daemon.socket_path()
     read_end, write_end = os.pipe()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
-        request = {"op": "run", "argv": ["x.py"], "cwd": str(tmp_path / "gone"), "env": env, "umask": 0o22,
-                   "stamp": daemon.code_stamp(), "streams": []}
-        socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [write_end, write_end, write_end])
+        request = daemon.run_request(["x.py"], os.fsencode(tmp_path / "gone"))
+        socket.send_fds(sock, [daemon.pack(request)], [write_end, write_end, write_end])
         os.close(write_end)
-        answers = sock.makefile()
-        started, done = answers.readline(), answers.readline()
+        answers = daemon.Reader(sock)
+        started, done = answers.read(), answers.read()
     said = os.read(read_end, 4096).decode()
     os.close(read_end)
-    assert "pid" in json.loads(started) and json.loads(done) == {"exit": 2}
+    assert started is not None and started[0] == b"pid" and done == [b"exit", b"2"]
     assert said.count("\n") == 1 and said.startswith("tapelint: error: the daemon could not run the check")
 
 
