@@ -14,6 +14,8 @@ read, each once per process, and the prelude is bounded in size. The framework's
 from __future__ import annotations
 
 import ast
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,6 +143,7 @@ class ProjectIndex:
     def __init__(self, store: SummaryStore | None = None) -> None:
         self.store = store
         self._summaries: dict[str, ModuleSummary | None] = {}
+        self._listings: dict[tuple[str, int], frozenset[str]] = {}
 
     # --- finding modules
     def find(self, name: str, root: Path) -> Path | None:
@@ -152,6 +155,47 @@ class ProjectIndex:
             except OSError:
                 return None
         return None
+
+    def top_level_names(self, root: Path) -> frozenset[str]:
+        """What the first part of an absolute import can name in `root` (see `find`): its `.py` files'
+        stems and its folders. Read again when the folder changes (the editor server lives long)."""
+        try:
+            changed = os.stat(root).st_mtime_ns  # an entry made, removed or renamed changes it
+        except OSError:
+            return frozenset()
+        key = (str(root), changed)
+        names = self._listings.get(key)
+        if names is None:
+            found: set[str] = set()
+            try:
+                with os.scandir(root) as entries:
+                    for entry in entries:
+                        if entry.name.endswith(".py"):
+                            found.add(entry.name[:-3])
+                        else:
+                            try:
+                                if entry.is_dir():
+                                    found.add(entry.name)
+                            except OSError:
+                                continue
+            except OSError:
+                pass
+            names = frozenset(found)
+            # A folder changed in the last two seconds may change again within its clock's tick, which
+            # leaves the time as it was: such a listing is not kept (as git does with racy index entries).
+            if time.time_ns() - changed > 2_000_000_000:
+                self._listings[key] = names
+        return names
+
+    def may_import_locally(self, path: Path, root: Path, source: str) -> bool:
+        """False only when no `from ... import` of `source` can name a module of its project: a script
+        outside any package whose text holds none of the names its folder could import. Cheaper than
+        parsing the file for its imports, which most training scripts outside a package do not need."""
+        if resolved(path).parent != root or not source.isascii():
+            # In a package, `from . import x` names no module in its text; and Python folds identifiers
+            # written with other characters (NFKC) into names that the text does not hold.
+            return True
+        return any(name in source for name in self.top_level_names(root))
 
     def summary(self, path: Path, root: Path) -> ModuleSummary | None:
         """The module's summary, read again when the file changed (the editor server lives long)."""
@@ -204,6 +248,8 @@ class ProjectIndex:
         if "from " not in source or " import " not in source or not trains(source):
             return None  # the cheap tests first: `from ... import` is how a project shares code
         root = package_root(path)
+        if not self.may_import_locally(path, root, source):
+            return None
         own = module_name(path, root) or path.stem
         wanted = self._imports(source, own, path.name == "__init__.py")
         if not wanted or len(wanted) > MAX_IMPORTED_NAMES or path.name == "__init__.py":

@@ -131,3 +131,43 @@ def test_a_project_package_laid_out_like_keras_is_still_spliced(tmp_path: Path):
         test = _framework_like(tmp_path / package, package)
         prelude = ProjectIndex().prelude(test, test.read_text())
         assert prelude is not None and "class Adam" in prelude.text, package
+
+
+def test_a_script_that_names_no_module_of_its_folder_is_not_parsed_for_imports(tmp_path: Path, monkeypatch):
+    _write(tmp_path, {"models.py": "def build():\n    return 1\n", "data/__init__.py": "",
+                      "train.py": "import numpy as np\nfrom tensorflow import keras\n" + STEP})
+    parsed = []
+    real = project._from_imports
+    monkeypatch.setattr(project, "_from_imports", lambda *args: parsed.append(args) or real(*args))
+    index = ProjectIndex()
+    train = tmp_path / "train.py"
+    assert index.prelude(train, train.read_text()) is None and not parsed  # no ast.parse at all
+    assert index.top_level_names(tmp_path.resolve()) == {"models", "data", "train"}
+    # Naming a module of the folder, even where no import could be (a comment), is reason enough to look.
+    train.write_text("# models\nfrom tensorflow import keras\n" + STEP)
+    assert index.prelude(train, train.read_text()) is None and len(parsed) == 1
+
+
+def test_a_module_made_after_the_first_look_is_found(tmp_path: Path):
+    # The editor server keeps its index: the folder's listing is read again when the folder changes.
+    _write(tmp_path, {"train.py": "from helpers import build\nmodel = build()\n" + STEP})
+    index = ProjectIndex()
+    train = tmp_path / "train.py"
+    assert index.prelude(train, train.read_text()) is None
+    _write(tmp_path, {"helpers.py": "import tensorflow as tf\ndef build():\n    return tf.keras.Sequential()\n"})
+    prelude = index.prelude(train, train.read_text())
+    assert prelude is not None and "def build" in prelude.text
+
+
+def test_files_in_a_package_and_unusual_identifiers_are_always_parsed(tmp_path: Path):
+    _write(tmp_path, {"app/__init__.py": "", "app/models.py": "import tensorflow as tf\nUNITS = 3\n",
+                      "app/train.py": "from . import models\n" + STEP})
+    index = ProjectIndex()
+    train = tmp_path / "app" / "train.py"
+    assert index.may_import_locally(train, package_root(train), train.read_text())
+    # `ｍｏｄｅｌｓ` (full-width letters) is `models` to Python.
+    _write(tmp_path, {"models.py": "UNITS = 3\n", "run.py": "from \uff4d\uff4f\uff44\uff45\uff4c\uff53 import UNITS\n" + STEP})
+    run = tmp_path / "run.py"
+    assert index.may_import_locally(run, package_root(run), run.read_text())
+    prelude = index.prelude(run, run.read_text())
+    assert prelude is not None and "UNITS = 3" in prelude.text
