@@ -214,7 +214,8 @@ def run_daemon_command(*, action: str, idle_timeout: float) -> int:
             return 1
         stale = "" if answer.get("stamp") == daemon.code_stamp() else "; tapelint changed since it started, " \
                                                                        "so it exits at the next check"
-        print(f"tapelint daemon: running (pid {answer.get('pid')}), {answer.get('served', 0)} checks served, "
+        warm = f" ({answer['warm']} by a warmed-up fork)" if answer.get("warm") else ""
+        print(f"tapelint daemon: running (pid {answer.get('pid')}), {answer.get('served', 0)} checks served{warm}, "
               f"socket {daemon.socket_path()}{stale}", flush=True)
         return 0
     except daemon.DaemonError as error:

@@ -5,12 +5,14 @@ above the command layer: each fork runs `tapelint.launch.main`, what the console
 
 from __future__ import annotations
 
+import array
 import os
 import socket
 import sys
+import time
 
 from tapelint import daemon
-from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, Reader, code_stamp, send
+from tapelint.daemon import IDLE_TIMEOUT, MAX_MESSAGE, Reader, code_stamp, pack, send
 
 
 # ------------------------------------------------------------------------------------------
@@ -42,17 +44,107 @@ def _peer_is_me(conn: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def _reap() -> None:
+def _reap(running: set[int]) -> None:
+    """Collect the forks that ended; `running` keeps the checks that have not."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
+            running.clear()
             return
         if pid == 0:
             return
+        running.discard(pid)
 
 
-def _run_forked(conn: socket.socket, request: list[bytes], fds: list[int], listener: socket.socket) -> None:
+# A spare warms up on a program about this many times the engine's sample (about 500 lines): enough that
+# the parser's and the analyses' memory is in place for a file of several hundred lines.
+SPARE_WARM_UP_COPIES = 20
+
+
+class _Spare:
+    """A fork made ahead of the next check. A fresh fork pays for its first touches of memory: pages it
+    shares with the daemon are copied as reference counts change, and the parser's heap grows from
+    nothing. That was a fifth of a 300-line check. A spare pays it before any check comes, by linting a
+    sample program (in no check's way: it is made only while no check runs), then waits for the daemon to
+    hand it a check. It runs that one check and exits, like any fork: nothing it read is kept for the
+    next (the sample's lint leaves what the daemon's own warm-up leaves). A spare that is not ready yet
+    is passed over: that check gets a fork of its own, as without spares."""
+
+    def __init__(self, pid: int, channel: socket.socket) -> None:
+        self.pid = pid
+        self.channel = channel
+        self.warm = False
+        self.gone = False  # it exited before it was handed a check (its warm-up failed)
+
+    @classmethod
+    def start(cls, listener: socket.socket) -> "_Spare | None":
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError:
+            return None
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _wait_as_spare(theirs, listener)  # never returns
+        theirs.close()
+        return cls(pid, ours)
+
+    def ready(self) -> bool:
+        if not self.warm and not self.gone:
+            try:
+                said = self.channel.recv(1, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return False  # still warming up
+            except OSError:
+                said = b""
+            self.warm, self.gone = said == b"R", said != b"R"
+        return self.warm
+
+    def take(self, conn: socket.socket, request: list[bytes], fds: list[int]) -> bool:
+        """Hand a check over: the client's connection and descriptors, and its request."""
+        if not self.ready():
+            return False
+        message = pack(request)
+        try:
+            sent = self.channel.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                                     array.array("i", [conn.fileno(), *fds]))])
+            if sent < len(message):
+                self.channel.sendall(message[sent:])
+        except OSError:
+            self.warm, self.gone = False, True
+            return False  # it died: the check gets a fork of its own
+        self.close()
+        return True
+
+    def close(self) -> None:
+        self.channel.close()  # a spare still waiting reads the end of its channel and exits
+
+
+def _wait_as_spare(channel: socket.socket, listener: socket.socket) -> None:
+    """In a spare: warm up, say so, wait for a check, run it (`_run_forked`); never return."""
+    try:
+        listener.close()
+        for fd in _lock_fd:
+            os.close(fd)
+        from tapelint.engine import warm_up
+
+        warm_up(copies=SPARE_WARM_UP_COPIES)
+        channel.sendall(b"R")
+        data, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 4)
+        if len(fds) != 4:
+            os._exit(0)  # the daemon ended (or handed over nothing usable)
+        request = Reader(channel, data).read()
+        channel.close()
+        conn = socket.socket(fileno=fds[0])
+    except BaseException:  # noqa: BLE001 - a spare must never fall back into the daemon's loop
+        os._exit(0)
+    if not _well_formed(request) or request[0] != b"run":  # type: ignore[index]
+        os._exit(0)  # cannot happen: the daemon hands over run requests only
+    _run_forked(conn, request, fds[1:], None)  # type: ignore[arg-type]
+
+
+def _run_forked(conn: socket.socket, request: list[bytes], fds: list[int], listener: socket.socket | None) -> None:
     """In the fork: become the client's command (a run request, daemon.run_request), run it, send the exit
     status, and never return."""
     os.setpgid(0, 0)  # before the pid goes out: the client's Ctrl-C reaches this group
@@ -62,9 +154,10 @@ def _run_forked(conn: socket.socket, request: list[bytes], fds: list[int], liste
         os._exit(0)  # the client gave up waiting and runs the command itself: do not run it twice
     code = 2
     try:
-        listener.close()
-        for fd in _lock_fd:
-            os.close(fd)  # a long check must not hold the lock after the daemon is gone
+        if listener is not None:  # a spare closed both when it was made
+            listener.close()
+            for fd in _lock_fd:
+                os.close(fd)  # a long check must not hold the lock after the daemon is gone
         import signal
 
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -193,17 +286,30 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
         raise SystemExit(0)  # `kill PID`: through the `finally` below, which removes the socket
 
     signal.signal(signal.SIGTERM, ended)
-    listener.settimeout(idle_timeout)
-    served = 0
+    served = warm = 0
+    running: set[int] = set()  # forks running a check
+    spare: _Spare | None = None
+    last = time.monotonic()
     try:
         while True:
-            _reap()
+            _reap(running)
+            if spare is not None and (spare.gone or (not spare.ready() and spare.gone)):
+                spare.close()  # it died before it was handed a check: make another
+                spare = None
+            if spare is None and not running:
+                spare = _Spare.start(listener)
+            # While a check runs, look every so often for its end, to make the next spare then.
+            waited = time.monotonic() - last
+            if waited >= idle_timeout:
+                return
+            listener.settimeout(min(0.1, idle_timeout - waited) if spare is None else idle_timeout - waited)
             try:
                 conn, _ = listener.accept()
             except socket.timeout:
-                return
+                continue
+            last = time.monotonic()
             with conn:
-                _reap()
+                _reap(running)
                 if not _still_mine(path, me):
                     return  # a newer daemon took the socket over
                 if not _peer_is_me(conn):
@@ -226,19 +332,31 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                         _send_quietly(conn, b"stale")
                         return  # tapelint changed under it: the next `start` loads the new code
                     served += 1
-                    if os.fork() == 0:
-                        _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
+                    if spare is not None and spare.take(conn, request, fds):  # type: ignore[arg-type]
+                        running.add(spare.pid)
+                        spare = None
+                        warm += 1
+                    else:
+                        pid = os.fork()
+                        if pid == 0:
+                            if spare is not None:
+                                spare.channel.close()  # the spare must see the daemon's end when it goes
+                            _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
+                        running.add(pid)
                     for fd in fds:
                         os.close(fd)
                     continue
                 for fd in fds:
                     os.close(fd)
                 if op == b"status":
-                    _send_quietly(conn, b"status", os.getpid(), served, stamp)
+                    ready = spare.pid if spare is not None and spare.ready() else 0
+                    _send_quietly(conn, b"status", os.getpid(), served, stamp, warm, ready)
                 elif op == b"stop":
                     _send_quietly(conn, b"stopping", os.getpid())
                     return
     finally:
+        if spare is not None:
+            spare.close()
         listener.close()
         if _still_mine(path, me):
             try:

@@ -572,11 +572,12 @@ model.fit([[0.0] * 4], [0], epochs=1)
 """
 
 
-def warm_up() -> None:
+def warm_up(copies: int = 1) -> None:
     """Pay now what the first lint of a process pays (the analyses' lazy imports, compiled patterns,
     libcst's first parse, each rule's table of visit methods), for a process that forks workers that
-    would each pay it again (the daemon)."""
-    lint_source(_WARM_UP, "warm_up.py", Config())
+    would each pay it again (the daemon). With `copies`, the sample program is that many times as long,
+    which also grows the parser's and the analyses' memory to the size of a real file's."""
+    lint_source(_WARM_UP * copies, "warm_up.py", Config())
     for rule in registry.all_rules():
         rule._visitor_names()  # filled per class on first use; a rule the sample does not trigger too
 

@@ -261,3 +261,52 @@ def test_without_unix_sockets_there_is_never_a_daemon(monkeypatch: pytest.Monkey
         daemon.start()
     assert daemon.status() is None and daemon.stop() is None
     assert daemon.run_in_daemon(["x.py"]) is None
+
+
+def _wait_for_spare(seconds: float = 60, other_than: int = 0) -> int:
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = daemon.status()
+        assert answer is not None
+        if answer["spare"] and answer["spare"] != other_than:
+            return int(answer["spare"])
+        assert time.monotonic() < deadline, "no spare got ready"
+        time.sleep(0.1)
+
+
+def _alone_then_a_spare(running: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A check of train.py without the daemon, then the pid of the daemon's spare once one is ready."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
+    (tmp_path / "train.py").write_text(TRAIN)
+    alone = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_NO_DAEMON="1")
+    return alone, _wait_for_spare()
+
+
+def test_a_warmed_up_fork_runs_the_next_check_as_one_without_it(running: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    alone, spare = _alone_then_a_spare(running, tmp_path, monkeypatch)
+    warmed = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
+    assert (warmed.returncode, warmed.stdout, warmed.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+    assert "TL501" in warmed.stdout
+    answer = daemon.status()
+    assert answer is not None and (answer["served"], answer["warm"]) == (1, 1)
+    assert "1 checks served (1 by a warmed-up fork)" in _tapelint(running, "daemon", "status", cwd=tmp_path).stdout
+    # It ran that one check and exited; once the check is over, another spare waits for the next.
+    assert _wait_for_spare(other_than=spare) != spare
+    with pytest.raises(ProcessLookupError):
+        for _ in range(100):
+            os.kill(spare, 0)
+            time.sleep(0.05)
+
+
+def test_a_spare_that_died_is_passed_over_and_replaced(running: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch):
+    import signal
+
+    alone, spare = _alone_then_a_spare(running, tmp_path, monkeypatch)
+    os.kill(spare, signal.SIGKILL)
+    checked = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout) == (alone.returncode, alone.stdout)
+    answer = daemon.status()
+    assert answer is not None and (answer["served"], answer["warm"]) == (1, 0)  # a fork of its own ran it
+    assert _wait_for_spare(other_than=spare) != spare
