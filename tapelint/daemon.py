@@ -290,10 +290,13 @@ def _launch(path: str, idle_timeout: float, quiet: bool = False):  # type: ignor
     _prepare_dir()
     import subprocess
 
+    # In the root folder: `-m` puts the working folder first on sys.path, where a folder named `tapelint`
+    # (a checkout of tapelint, say) would shadow the installed package; and a daemon should not keep the
+    # folder it was started from busy. Each check runs in the client's own folder.
     return subprocess.Popen(
         [sys.executable, "-m", "tapelint.daemon_server", path, str(idle_timeout)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else subprocess.PIPE,
-        start_new_session=True, close_fds=True,
+        start_new_session=True, close_fds=True, cwd=os.path.abspath(os.sep),
     )
 
 

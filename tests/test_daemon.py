@@ -310,3 +310,23 @@ def test_a_spare_that_died_is_passed_over_and_replaced(running: Path, tmp_path: 
     answer = daemon.status()
     assert answer is not None and (answer["served"], answer["warm"]) == (1, 0)  # a fork of its own ran it
     assert _wait_for_spare(other_than=spare) != spare
+
+
+def test_a_daemon_started_from_a_folder_that_shadows_tapelint_still_starts(tmp_path: Path):
+    # `python -m` puts the working folder first on sys.path: the daemon starts in the root folder, so a
+    # `tapelint` folder where the user happens to be (a checkout of tapelint) is not what it imports.
+    script = Path(sys.executable).parent / "tapelint"
+    if not script.exists():
+        pytest.skip("no console script next to this interpreter")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    shadow = tmp_path / "elsewhere"
+    (shadow / "tapelint").mkdir(parents=True)
+    (shadow / "tapelint" / "__init__.py").write_text("raise ImportError('the wrong tapelint')\n")
+    env = _env(runtime)
+    try:
+        started = subprocess.run([str(script), "daemon", "start", "--idle-timeout", "60"], cwd=shadow, env=env,
+                                 capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0 and "started" in started.stdout, started.stdout + started.stderr
+    finally:
+        subprocess.run([str(script), "daemon", "stop"], cwd=tmp_path, env=env, capture_output=True, timeout=60)
