@@ -10,7 +10,11 @@ Rows:
   run of it;
 - one file: `tapelint FILE` on a 300-line training loop as pre-commit runs it (a new process, start-up
   included), wall seconds, cold (no cache) and warm, against a bare `python -c pass`; and cold again with
-  a `tapelint daemon` running (POSIX);
+  a `tapelint daemon` running (POSIX), with checks half a second apart as commits come (the daemon's
+  warmed-up fork is ready) and back to back (it is not). These rows run the console script of a regular
+  install of this checkout, as `pip install .` and pre-commit make it, in a throwaway environment that
+  borrows this one's dependencies: an editable install's import hook alone adds about 25 ms to every start;
+  when that install cannot be made they run `python -m tapelint` here, and say so;
 - the editor keystroke and the size series have their own scripts (benchmarks/editor_keystroke.py and
   benchmarks/size_series.py); run them for those rows.
 
@@ -78,13 +82,51 @@ def training_file(folder: Path) -> Path:
         parts.append(example.read_text(encoding="utf-8"))
     text = "\n\n".join(parts)
     lines = text.splitlines()[:300]
-    path = folder / "train_300.py"
+    path = folder / "project" / "train_300.py"  # a folder of its own, as a script in a small project
+    path.parent.mkdir()
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def median_wall(command: list[str], repeat: int, cwd: Path | None = None) -> float:
-    return statistics.median(run(command, cwd)[0] for _ in range(repeat))
+def median_wall(command: list[str], repeat: int, cwd: Path | None = None, pause: float = 0.0) -> float:
+    times = []
+    for _ in range(repeat):
+        time.sleep(pause)
+        times.append(run(command, cwd)[0])
+    return statistics.median(times)
+
+
+def regular_install(scratch: Path) -> tuple[Path, Path] | None:
+    """(python, tapelint console script) of a regular install of this checkout in a new environment that
+    finds this one's dependencies through a .pth file, or None when it cannot be made (no pip, no network
+    is needed). The wheel is built from a copy, so the checkout gets no build folders."""
+    import site
+    import sysconfig
+
+    source, wheels, env = scratch / "source", scratch / "wheels", scratch / "installed"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "venv", "__pycache__", "build", "*.egg-info", "tests", "benchmarks", ".ci"))
+    steps = [
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(source)],
+        [sys.executable, "-m", "venv", "--without-pip", str(env)],
+    ]
+    for step in steps:
+        if subprocess.run(step, capture_output=True, env=ENV).returncode != 0:
+            return None
+    python = env / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True)
+    ours = [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+    if purelib.returncode != 0:
+        return None
+    Path(purelib.stdout.strip(), "_benchmark_dependencies.pth").write_text("\n".join(dict.fromkeys(ours)) + "\n")
+    wheel = next(wheels.glob("tapelint-*.whl"), None)
+    if wheel is None or subprocess.run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+             str(wheel)], capture_output=True, env=ENV).returncode != 0:
+        return None
+    script = env / "bin" / "tapelint"
+    return (python, script) if script.exists() else None
 
 
 def row(work: str, ours: str, reference: str, ratio: str) -> None:
@@ -94,86 +136,106 @@ def row(work: str, ours: str, reference: str, ratio: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the installed-tensorflow rows")
+    parser.add_argument("--one-file", action="store_true", help="only the one-file rows")
     parser.add_argument("--others", action="store_true", help="also time ruff, fixit and pylint when installed")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each one-file figure (the median is shown)")
     parser.add_argument("--rounds", type=int, default=3, help="paired rounds of the cold keras/src/layers figure")
     args = parser.parse_args()
 
-    layers = package_dir("keras") / "src" / "layers"
     print("| work | tapelint | reference | ratio |\n|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as scratch_text:
         scratch = Path(scratch_text)
         cache = scratch / "cache"
-
-        # Paired rounds (a bare parse, then tapelint), since the CPU time of one process here varies by
-        # 20% from run to run: the ratio of the medians, and the range of the rounds' ratios.
-        pairs = []
-        for _ in range(args.rounds):
-            parse = bare_parse_cpu(layers)
-            _, cold, _ = tapelint("--no-cache", "--exit-zero", "-q", str(layers))
-            pairs.append((parse, cold))
-        parse = statistics.median(p for p, _ in pairs)
-        cold = statistics.median(c for _, c in pairs)
-        spread = sorted(c / p for p, c in pairs)
-        row(f"keras/src/layers ({len(list(layers.rglob('*.py')))} files), cold", f"{cold:.2f} s CPU",
-            f"bare libcst parse {parse:.2f} s CPU", f"{cold / parse:.2f}x (rounds {spread[0]:.2f}-{spread[-1]:.2f}x)")
-        tapelint("--cache-dir", str(cache), "--exit-zero", "-q", str(layers))
-        _, warm, _ = tapelint("--cache-dir", str(cache), "--exit-zero", "-q", str(layers))
-        row("keras/src/layers, warm (nothing changed)", f"{warm:.2f} s CPU", f"cold {cold:.2f} s CPU",
-            f"{warm / cold:.3f}x")
-        if args.others:
-            # A copy outside site-packages: Fixit lints nothing under a virtualenv ("0 files clean").
-            copy = scratch / "layers"
-            shutil.copytree(layers, copy, ignore=shutil.ignore_patterns("__pycache__"))
-            for name, command in (("ruff", ["ruff", "check", "--no-cache", "--exit-zero", "-q", str(copy)]),
-                                  ("fixit", ["fixit", "lint", str(copy)]),
-                                  ("pylint", ["pylint", "--disable=all", "--enable=E,W", "--exit-zero", str(copy)])):
-                if shutil.which(command[0]):
-                    _, other, _ = run(command)
-                    row(f"keras/src/layers, {name}", f"{cold:.2f} s CPU", f"{name} {other:.2f} s CPU",
-                        f"{cold / other:.2f}x")
-
-        if not args.quick:
-            tf_dir = package_dir("tensorflow")
-            tf_cache = scratch / "tf-cache"
-            _, tf_cold, _ = tapelint("--cache-dir", str(tf_cache), "--exit-zero", "-q", str(tf_dir))
-            _, tf_warm, _ = tapelint("--cache-dir", str(tf_cache), "--exit-zero", "-q", str(tf_dir))
-            files = sum(1 for _ in tf_dir.rglob("*.py"))
-            row(f"installed tensorflow ({files} files), warm (nothing changed)", f"{tf_warm:.2f} s CPU",
-                f"cold {tf_cold:.2f} s CPU", f"{tf_warm / tf_cold:.3f}x")
-
-        one = training_file(scratch)
-        python = median_wall([sys.executable, "-c", "pass"], args.repeat)
-        one_cold = median_wall([sys.executable, "-m", "tapelint", "--no-cache", "--exit-zero", str(one)], args.repeat)
-        tapelint("--cache-dir", str(cache), "--exit-zero", str(one))
-        one_warm = median_wall([sys.executable, "-m", "tapelint", "--cache-dir", str(cache), "--exit-zero", str(one)],
-                               args.repeat)
-        version = median_wall([sys.executable, "-m", "tapelint", "--version"], args.repeat)
-        row("one 300-line training file, new process, no cache", f"{one_cold:.3f} s wall",
-            f"python -c pass {python:.3f} s", f"{one_cold / python:.1f}x")
-        row("one 300-line training file, new process, cache hit", f"{one_warm:.3f} s wall",
-            f"python -c pass {python:.3f} s", f"{one_warm / python:.1f}x")
-        row("tapelint --version", f"{version:.3f} s wall", f"python -c pass {python:.3f} s",
-            f"{version / python:.1f}x")
-        # The same file, no cache, run in a fork of a warm `tapelint daemon` (its own socket folder here).
-        runtime = scratch / "runtime"
-        runtime.mkdir(mode=0o700)
-        ENV.pop("TAPELINT_NO_DAEMON")
-        ENV["XDG_RUNTIME_DIR"] = str(runtime)
-        try:
-            started = tapelint("daemon", "start", "--idle-timeout", "600")[2]
-            if started.returncode != 0:
-                print(f"(no daemon row: {started.stderr.strip() or started.stdout.strip()})", flush=True)
-            else:
-                daemon_cold = median_wall([sys.executable, "-m", "tapelint", "--no-cache", "--exit-zero", str(one)],
-                                          args.repeat)
-                row("one 300-line training file, no cache, `tapelint daemon` running", f"{daemon_cold:.3f} s wall",
-                    f"python -c pass {python:.3f} s", f"{daemon_cold / python:.1f}x")
-        finally:
-            tapelint("daemon", "stop")
-            ENV["TAPELINT_NO_DAEMON"] = "1"
+        if not args.one_file:
+            layers_rows(args, scratch, cache)
+            if not args.quick:
+                tensorflow_row(scratch)
+        one_file_rows(args, scratch, cache)
     print("\nEditor keystroke: python benchmarks/editor_keystroke.py; size series: python benchmarks/size_series.py",
           flush=True)
+
+
+def layers_rows(args: argparse.Namespace, scratch: Path, cache: Path) -> None:
+    """keras/src/layers cold (against a bare parse and the other tools) and warm."""
+    layers = package_dir("keras") / "src" / "layers"
+    # Paired rounds (a bare parse, then tapelint), since the CPU time of one process here varies by
+    # 20% from run to run: the ratio of the medians, and the range of the rounds' ratios.
+    pairs = []
+    for _ in range(args.rounds):
+        parse = bare_parse_cpu(layers)
+        _, cold, _ = tapelint("--no-cache", "--exit-zero", "-q", str(layers))
+        pairs.append((parse, cold))
+    parse = statistics.median(p for p, _ in pairs)
+    cold = statistics.median(c for _, c in pairs)
+    spread = sorted(c / p for p, c in pairs)
+    row(f"keras/src/layers ({len(list(layers.rglob('*.py')))} files), cold", f"{cold:.2f} s CPU",
+        f"bare libcst parse {parse:.2f} s CPU", f"{cold / parse:.2f}x (rounds {spread[0]:.2f}-{spread[-1]:.2f}x)")
+    tapelint("--cache-dir", str(cache), "--exit-zero", "-q", str(layers))
+    _, warm, _ = tapelint("--cache-dir", str(cache), "--exit-zero", "-q", str(layers))
+    row("keras/src/layers, warm (nothing changed)", f"{warm:.2f} s CPU", f"cold {cold:.2f} s CPU",
+        f"{warm / cold:.3f}x")
+    if args.others:
+        # A copy outside site-packages: Fixit lints nothing under a virtualenv ("0 files clean").
+        copy = scratch / "layers"
+        shutil.copytree(layers, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        for name, command in (("ruff", ["ruff", "check", "--no-cache", "--exit-zero", "-q", str(copy)]),
+                              ("fixit", ["fixit", "lint", str(copy)]),
+                              ("pylint", ["pylint", "--disable=all", "--enable=E,W", "--exit-zero", str(copy)])):
+            if shutil.which(command[0]):
+                _, other, _ = run(command)
+                row(f"keras/src/layers, {name}", f"{cold:.2f} s CPU", f"{name} {other:.2f} s CPU",
+                    f"{cold / other:.2f}x")
+
+
+def tensorflow_row(scratch: Path) -> None:
+    tf_dir = package_dir("tensorflow")
+    tf_cache = scratch / "tf-cache"
+    _, tf_cold, _ = tapelint("--cache-dir", str(tf_cache), "--exit-zero", "-q", str(tf_dir))
+    _, tf_warm, _ = tapelint("--cache-dir", str(tf_cache), "--exit-zero", "-q", str(tf_dir))
+    files = sum(1 for _ in tf_dir.rglob("*.py"))
+    row(f"installed tensorflow ({files} files), warm (nothing changed)", f"{tf_warm:.2f} s CPU",
+        f"cold {tf_cold:.2f} s CPU", f"{tf_warm / tf_cold:.3f}x")
+
+
+def one_file_rows(args: argparse.Namespace, scratch: Path, cache: Path) -> None:
+    """One 300-line file as pre-commit checks it: a new process each time, alone and with a daemon."""
+    one = training_file(scratch)
+    installed = regular_install(scratch)
+    if installed is None:
+        print("(one-file rows: no regular install could be made; they run `python -m tapelint` from this "
+              "environment)", flush=True)
+        python_exe, command = sys.executable, [sys.executable, "-m", "tapelint"]
+    else:
+        python_exe, command = str(installed[0]), [str(installed[1])]
+    python = median_wall([python_exe, "-c", "pass"], args.repeat)
+
+    def one_row(work: str, seconds: float) -> None:
+        row(work, f"{seconds:.3f} s wall", f"python -c pass {python:.3f} s", f"{seconds / python:.1f}x")
+
+    check = [*command, "--no-cache", "--exit-zero", str(one)]
+    cached = [*command, "--cache-dir", str(cache), "--exit-zero", str(one)]
+    one_row("one 300-line training file, new process, no cache", median_wall(check, args.repeat))
+    run(cached)
+    one_row("one 300-line training file, new process, cache hit", median_wall(cached, args.repeat))
+    one_row("tapelint --version", median_wall([*command, "--version"], args.repeat))
+    # The same file in a fork of a warm `tapelint daemon` (its own socket folder here).
+    runtime = scratch / "runtime"
+    runtime.mkdir(mode=0o700)
+    ENV.pop("TAPELINT_NO_DAEMON")
+    ENV["XDG_RUNTIME_DIR"] = str(runtime)
+    try:
+        started = run([*command, "daemon", "start", "--idle-timeout", "600"])[2]
+        if started.returncode != 0:
+            print(f"(no daemon row: {started.stderr.strip() or started.stdout.strip()})", flush=True)
+            return
+        time.sleep(2)  # its first warmed-up fork
+        one_row("one 300-line training file, no cache, `tapelint daemon` running, checks 0.5 s apart",
+                median_wall(check, args.repeat, pause=0.5))
+        one_row("the same, back to back (no warmed-up fork ready)", median_wall(check, args.repeat))
+        one_row("the same, cache hit, `tapelint daemon` running", median_wall(cached, args.repeat, pause=0.5))
+    finally:
+        run([*command, "daemon", "stop"])
+        ENV["TAPELINT_NO_DAEMON"] = "1"
 
 
 if __name__ == "__main__":
