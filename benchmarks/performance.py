@@ -11,7 +11,8 @@ Rows:
 - one file: `tapelint FILE` on a 300-line training loop as pre-commit runs it (a new process, start-up
   included), wall seconds, cold (no cache) and warm, against a bare `python -c pass`; and cold again with
   a `tapelint daemon` running (POSIX), with checks half a second apart as commits come (the daemon's
-  warmed-up fork is ready) and back to back (it is not). These rows run the console script of a regular
+  warmed-up fork is ready): for a file it never saw, and for one it checked before that was edited since
+  (it keeps a parse of the files checks name); and back to back (no warmed-up fork is ready). These rows run the console script of a regular
   install of this checkout, as `pip install .` and pre-commit make it, in a throwaway environment that
   borrows this one's dependencies: an editable install's import hook alone adds about 25 ms to every start;
   when that install cannot be made they run `python -m tapelint` here, and say so;
@@ -229,8 +230,29 @@ def one_file_rows(args: argparse.Namespace, scratch: Path, cache: Path) -> None:
             print(f"(no daemon row: {started.stderr.strip() or started.stdout.strip()})", flush=True)
             return
         time.sleep(2)  # its first warmed-up fork
-        one_row("one 300-line training file, no cache, `tapelint daemon` running, checks 0.5 s apart",
-                median_wall(check, args.repeat, pause=0.5))
+        # A file it has never seen: a new name each time (the daemon parses ahead the files checks name).
+        fresh = []
+        for index in range(args.repeat):
+            copy = one.parent / f"train_{index}.py"
+            copy.write_text(one.read_text(encoding="utf-8"), encoding="utf-8")
+            fresh.append(copy)
+        times = []
+        for copy in fresh:
+            time.sleep(0.5)
+            times.append(run([*command, "--no-cache", "--exit-zero", str(copy)])[0])
+        one_row("one 300-line training file never checked before, no cache, `tapelint daemon` running, "
+                "checks 0.5 s apart", statistics.median(times))
+        # The file a commit usually holds: one checked before, then edited (its learning rate, each time).
+        original = one.read_text(encoding="utf-8")
+        run(check)
+        times = []
+        for index in range(args.repeat):
+            one.write_text(original.replace("1e-3", f"{index + 2}e-4", 1), encoding="utf-8")
+            time.sleep(0.5)
+            times.append(run(check)[0])
+        one.write_text(original, encoding="utf-8")
+        one_row("the same file checked before and edited since (one line changed), `tapelint daemon` running",
+                statistics.median(times))
         one_row("the same, back to back (no warmed-up fork ready)", median_wall(check, args.repeat))
         one_row("the same, cache hit, `tapelint daemon` running", median_wall(cached, args.repeat, pause=0.5))
     finally:

@@ -16,7 +16,9 @@ daemon; when one is running, the command runs in a fresh fork of it:
 - Ctrl-C in the client is passed on to the fork's process group.
 
 The fork is usually made ahead of time: while no check runs, the daemon keeps one spare fork that has
-warmed up on a sample program (see `tapelint.daemon_server._Spare`), and hands it the next check.
+warmed up on a sample program (see `tapelint.daemon_server._Spare`), and hands it the next check. Before
+it makes that fork, it parses the files the last checks named (`tapelint.incremental.parse_ahead`), so a
+check of a file edited since reparses only the statements the edit changed.
 
 When no daemon runs, when its socket is stale, when tapelint's own code changed since it started (it
 then exits), or with `TAPELINT_NO_DAEMON` set, the command runs in the client's own process as usual;
@@ -320,13 +322,14 @@ def _ask(op: str) -> list[bytes] | None:
 
 def status() -> dict | None:
     """The running daemon's {"pid", "served": checks run, "stamp": its code_stamp, "warm": checks run by a
-    warmed-up fork, "spare": the pid of the one waiting now, or 0}, or None."""
+    warmed-up fork, "spare": the pid of the one waiting now, or 0, "parsed": files it holds parses of}, or
+    None."""
     answer = _ask("status")
-    if not answer or answer[0] != b"status" or len(answer) != 6 \
-            or not all(field.isdigit() for field in (answer[1], answer[2], answer[4], answer[5])):
+    if not answer or answer[0] != b"status" or len(answer) != 7 \
+            or not all(field.isdigit() for field in (answer[1], answer[2], *answer[4:])):
         return None
     return {"pid": int(answer[1]), "served": int(answer[2]), "stamp": os.fsdecode(answer[3]),
-            "warm": int(answer[4]), "spare": int(answer[5])}
+            "warm": int(answer[4]), "spare": int(answer[5]), "parsed": int(answer[6])}
 
 
 def _prepare_dir() -> str:

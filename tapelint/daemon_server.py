@@ -289,6 +289,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     served = warm = 0
     running: set[int] = set()  # forks running a check
     spare: _Spare | None = None
+    named: list[str] = []  # the files the checks since the last spare named, to parse ahead
     last = time.monotonic()
     try:
         while True:
@@ -296,7 +297,11 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
             if spare is not None and (spare.gone or (not spare.ready() and spare.gone)):
                 spare.close()  # it died before it was handed a check: make another
                 spare = None
-            if spare is None and not running:
+            if not running and (spare is None or named):
+                _parse_ahead(named)  # before the spare is made: it inherits the parses
+                named.clear()
+                if spare is not None:
+                    spare.close()  # made before these parses (its check went to a fork of its own)
                 spare = _Spare.start(listener)
             # While a check runs, look every so often for its end, to make the next spare then.
             waited = time.monotonic() - last
@@ -332,6 +337,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                         _send_quietly(conn, b"stale")
                         return  # tapelint changed under it: the next `start` loads the new code
                     served += 1
+                    named.extend(_named_files(request))  # type: ignore[arg-type]
                     if spare is not None and spare.take(conn, request, fds):  # type: ignore[arg-type]
                         running.add(spare.pid)
                         spare = None
@@ -350,7 +356,9 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                     os.close(fd)
                 if op == b"status":
                     ready = spare.pid if spare is not None and spare.ready() else 0
-                    _send_quietly(conn, b"status", os.getpid(), served, stamp, warm, ready)
+                    from tapelint.incremental import ahead
+
+                    _send_quietly(conn, b"status", os.getpid(), served, stamp, warm, ready, len(ahead))
                 elif op == b"stop":
                     _send_quietly(conn, b"stopping", os.getpid())
                     return
@@ -363,6 +371,59 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+# The checks that pre-commit runs on a commit of a few files are what the daemon parses ahead for: a check
+# naming more files than this adds none, and one round of parsing stops after this many seconds.
+NAMED_AT_MOST = 4
+PARSE_AHEAD_SECONDS = 0.25
+
+
+def _named_files(request: list[bytes]) -> list[str]:
+    """The real paths of the Python files a run request's plain check names (none for other commands)."""
+    from tapelint.incremental import MAX_AHEAD
+    from tapelint.launch import quick_check_arguments
+
+    count = int(request[10])
+    try:
+        arguments = quick_check_arguments([os.fsdecode(part) for part in request[11:11 + count]])
+    except Exception:  # noqa: BLE001 - the check itself says what is wrong with its command line
+        return []
+    if arguments is None:
+        return []
+    paths = arguments["paths"]
+    if len(paths) > NAMED_AT_MOST:  # type: ignore[arg-type]
+        return []  # a large batch: its own fork's pool parses it; parsing it here would hold up the next check
+    cwd = os.fsdecode(request[2])
+    found = []
+    for name in paths:  # type: ignore[attr-defined]
+        if name != "-" and name.endswith(".py"):
+            full = os.path.realpath(os.path.join(cwd, name))
+            if os.path.isfile(full):
+                found.append(full)
+    return found[:MAX_AHEAD]
+
+
+def _parse_ahead(named: list[str]) -> None:
+    """Parse, in the daemon, the files recent checks named (and again those parsed before, which may have
+    changed since): the next fork inherits the parses, and its check of such a file reparses only the
+    statements changed since (tapelint.incremental.parse_ahead). A check's own parse gives the same
+    module either way; this only saves time. Files that cannot be read or parsed are left to the check."""
+    from tapelint import incremental
+    from tapelint.files import MAX_SOURCE_BYTES, decode
+
+    deadline = time.monotonic() + PARSE_AHEAD_SECONDS  # a check that comes meanwhile waits for this
+    for path in [*incremental.ahead, *named]:
+        if time.monotonic() > deadline:
+            break
+        try:
+            if os.path.getsize(path) > MAX_SOURCE_BYTES:
+                continue
+            with open(path, "rb") as handle:
+                text = decode(handle.read(), path)
+            incremental.parse_ahead(path, text)
+        except Exception:  # noqa: BLE001 - never a reason for the daemon to stop
+            incremental.ahead.pop(path, None)
 
 
 def _still_mine(path: str, inode: int) -> bool:

@@ -372,6 +372,25 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
                            "The file is nested too deeply to analyse; the file was not checked", Severity.ERROR)]
 
 
+def parse_like_a_lint(parse: Callable[[str], cst.Module], source: str) -> bool:
+    """Parse `source` with `parse` as a lint would (refused when nested too deeply for the parser, and on
+    the large-stack thread, with the collector paused): whether it parsed. For the daemon, which parses
+    the files of its checks ahead of the next one (tapelint.incremental.parse_ahead)."""
+    if _nested_too_deeply(source) is not None:
+        return False
+
+    def attempt() -> bool:
+        with _deep_recursion():
+            try:
+                parse(source)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+                return False
+            return True
+
+    with _collector_paused():
+        return bool(_on_big_stack(attempt))
+
+
 def _lint_deep(source: str, path: str, config: Config | None, force: bool, rules: tuple[type[Rule], ...] | None,
                rule_options: dict | None, cell_lines: CellLines | None, prelude: Prelude | None,
                parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:

@@ -351,6 +351,39 @@ def parser_for(name: str) -> IncrementalParser:
     return parser
 
 
+# The daemon's parses of the files its recent checks named, made in the daemon between checks and kept
+# there: a fork inherits them, so the next check of such a file reparses only the statements changed
+# since (what a commit after an edit asks). Keyed by the file's real path; empty in any other process.
+MAX_AHEAD = 8
+ahead: dict[str, IncrementalParser] = {}
+
+
+def parse_ahead(path: str, text: str) -> bool:
+    """In the daemon: parse `text`, the file at `path` (a real path), into its parser, reusing the last
+    parse of it; False when it does not parse (or cannot be parsed safely), and its parser is dropped."""
+    from tapelint.analysis.parsing import parse_module
+    from tapelint.engine import parse_like_a_lint
+
+    parser = ahead.pop(path, None) or IncrementalParser(parse_module, keep=1)
+    if not parse_like_a_lint(parser.parse, text):
+        return False
+    ahead[path] = parser
+    while len(ahead) > MAX_AHEAD:
+        del ahead[next(iter(ahead))]
+    return True
+
+
+def parser_ahead(path: str) -> Parse | None:
+    """The parse function for the file at `path` when the daemon parsed it before this fork:
+    `parse_module`, from that parse where the text allows. None otherwise (every other process)."""
+    if not ahead:
+        return None
+    import os
+
+    parser = ahead.get(os.path.realpath(path))
+    return parser.parse if parser is not None else None
+
+
 def lint_buffer(source: str, name: str, config: Config, prelude: Prelude | None) -> list[Diagnostic]:
     """Lint one editor buffer as the command line lints the file (`runner.lint_document`), parsing only
     what changed since this process last linted the document."""

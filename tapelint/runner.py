@@ -81,8 +81,12 @@ def lint_work(work: Work) -> list[Diagnostic]:
     if not _reaches_engine(work):
         return []  # what the engine would answer, without loading it
     from tapelint.engine import lint_source
+    from tapelint.incremental import parser_ahead
 
-    return lint_source(work.text, path, config, force=work.source_file.explicit, prelude=work.prelude)
+    # In a fork of the daemon, a file an earlier check named was parsed there since: reuse that parse.
+    parse = parser_ahead(path)
+    return lint_source(work.text, path, config, force=work.source_file.explicit, prelude=work.prelude,
+                       parse=parse)
 
 
 def lint_document(source: str, name: str, config: Config, prelude: Prelude | None) -> list[Diagnostic]:

@@ -330,3 +330,24 @@ def test_a_daemon_started_from_a_folder_that_shadows_tapelint_still_starts(tmp_p
         assert started.returncode == 0 and "started" in started.stdout, started.stdout + started.stderr
     finally:
         subprocess.run([str(script), "daemon", "stop"], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+
+
+def test_after_a_check_the_daemon_holds_a_parse_of_the_file_and_an_edit_gives_what_it_gives_alone(
+        running: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Between checks the daemon parses the files a check named; its next fork reparses only what an edit
+    # changed. The output is the same as a run without the daemon, edit after edit, broken or not.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
+    path = tmp_path / "train.py"
+    path.write_text(TRAIN)
+    first = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
+    assert first.returncode == 1
+    deadline = time.monotonic() + 60
+    while (daemon.status() or {}).get("parsed") != 1 or not (daemon.status() or {}).get("spare"):
+        assert time.monotonic() < deadline, "the daemon did not parse the file ahead"
+        time.sleep(0.1)
+    for edited in (TRAIN.replace("lr=1e-3", "lr=3e-4"), TRAIN.replace("return loss", "return loss +"),
+                   TRAIN + "\nmodel.compile(loss='mse')\n"):
+        path.write_text(edited)
+        alone = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_NO_DAEMON="1")
+        through = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
+        assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)

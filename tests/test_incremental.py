@@ -268,3 +268,46 @@ def test_a_failure_that_the_changed_statements_cannot_prove_gets_the_full_parse_
         cst.parse_module(broken)
     assert str(raised.value) == str(expected.value)
     assert parser.failed_early == 0
+
+
+@pytest.fixture
+def parsed_ahead():
+    from tapelint import incremental
+
+    incremental.ahead.clear()
+    yield incremental
+    incremental.ahead.clear()
+
+
+def _check(path: Path) -> list:
+    from tapelint.runner import lint_paths
+
+    return [d.to_json() if hasattr(d, "to_json") else d for d in lint_paths([path], Config(), jobs=1).diagnostics]
+
+
+@pytest.mark.parametrize("edit", [
+    ("Adam(1e-3)", "Adam(3e-4)"),  # a changed argument: one statement reparsed
+    ("    return loss\n", "    return loss\n\n\ndef extra():\n    return 1\n"),  # a function added
+    ("    grads = tape.gradient(loss, model.trainable_variables)\n", "    grads = tape.gradient(loss, \n"),  # broken
+])
+def test_a_check_of_a_file_the_daemon_parsed_ahead_reuses_that_parse_and_finds_the_same(
+        parsed_ahead, tmp_path: Path, edit: tuple[str, str]) -> None:
+    # What the daemon does between checks (tapelint.daemon_server._parse_ahead), then a check after an edit.
+    path = tmp_path / "train.py"
+    assert edit[0] in TRAINING
+    path.write_text(TRAINING)
+    assert parsed_ahead.parse_ahead(str(path.resolve()), TRAINING)
+    parser = parsed_ahead.ahead[str(path.resolve())]
+    path.write_text(TRAINING.replace(edit[0], edit[1], 1))
+    with_parse = _check(path)
+    assert parser.spliced + parser.failed_early + parser.full == 2  # the check's parse went through it
+    parsed_ahead.ahead.clear()
+    assert with_parse == _check(path)  # what a check without the daemon's parse finds
+    assert with_parse  # the training loop has findings (the softmax model with from_logits=True)
+
+
+def test_a_file_that_cannot_be_parsed_is_not_kept(parsed_ahead, tmp_path: Path) -> None:
+    path = str(tmp_path / "broken.py")
+    assert not parsed_ahead.parse_ahead(path, "def f(:\n")
+    assert not parsed_ahead.parse_ahead(path, "x = " + "(" * 6000 + ")" * 6000 + "\n")  # refused, not parsed
+    assert parsed_ahead.ahead == {} and parsed_ahead.parser_ahead(path) is None
