@@ -377,6 +377,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
 # naming more files than this adds none, and one round of parsing stops after this many seconds.
 NAMED_AT_MOST = 4
 PARSE_AHEAD_SECONDS = 0.25
+PARSE_AHEAD_BYTES = 200_000  # a larger file's parse alone (a second for 9,000 lines) would hold it up
 
 
 def _named_files(request: list[bytes]) -> list[str]:
@@ -417,7 +418,7 @@ def _parse_ahead(named: list[str]) -> None:
         if time.monotonic() > deadline:
             break
         try:
-            if os.path.getsize(path) > MAX_SOURCE_BYTES:
+            if os.path.getsize(path) > min(MAX_SOURCE_BYTES, PARSE_AHEAD_BYTES):
                 continue
             with open(path, "rb") as handle:
                 text = decode(handle.read(), path)

@@ -69,3 +69,22 @@ def test_the_client_imports_neither_json_nor_socket():
             "print(sorted({'json', 'socket', 'tapelint.config', 'typing'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_files_a_check_names_are_the_ones_the_daemon_parses_ahead(tmp_path):
+    from tapelint.daemon_server import NAMED_AT_MOST, _named_files
+
+    (tmp_path / "train.py").write_text("x = 1\n")
+    (tmp_path / "model.py").write_text("y = 2\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "nb.ipynb").write_text("{}")
+    cwd = os.fsencode(tmp_path)
+
+    def named(*argv: str) -> list[str]:
+        return _named_files(daemon.run_request(list(argv), cwd))
+
+    real = str((tmp_path / "train.py").resolve())
+    assert named("--no-cache", "train.py", "missing.py", "pkg", "nb.ipynb") == [real]
+    assert named("check", "--select", "TL1", "./train.py", "model.py") == [real, str((tmp_path / "model.py").resolve())]
+    assert named("rules") == [] and named("--help") == [] and named("-") == []
+    assert named(*["train.py"] * (NAMED_AT_MOST + 1)) == []  # a large batch is its own fork's work
