@@ -83,7 +83,12 @@ class _Spare:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         except OSError:
             return None
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # out of processes or memory for now: checks get forks of their own
+            ours.close()
+            theirs.close()
+            return None
         if pid == 0:
             ours.close()
             _wait_as_spare(theirs, listener)  # never returns
@@ -343,12 +348,16 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                         spare = None
                         warm += 1
                     else:
-                        pid = os.fork()
+                        try:
+                            pid = os.fork()
+                        except OSError:
+                            pid = -1  # the client reads no pid, and runs the command itself
                         if pid == 0:
                             if spare is not None:
                                 spare.channel.close()  # the spare must see the daemon's end when it goes
                             _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
-                        running.add(pid)
+                        if pid > 0:
+                            running.add(pid)
                     for fd in fds:
                         os.close(fd)
                     continue

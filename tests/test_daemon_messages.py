@@ -88,3 +88,13 @@ def test_the_files_a_check_names_are_the_ones_the_daemon_parses_ahead(tmp_path):
     assert named("check", "--select", "TL1", "./train.py", "model.py") == [real, str((tmp_path / "model.py").resolve())]
     assert named("rules") == [] and named("--help") == [] and named("-") == []
     assert named(*["train.py"] * (NAMED_AT_MOST + 1)) == []  # a large batch is its own fork's work
+
+
+def test_when_no_fork_can_be_made_there_is_no_spare(monkeypatch: pytest.MonkeyPatch):
+    from tapelint import daemon_server
+
+    def refuse() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    assert daemon_server._Spare.start(None) is None  # type: ignore[arg-type]  # checks get forks of their own
