@@ -38,3 +38,12 @@ def test_validation_comes_back_when_the_parse_fails():
         parse_module("def f(:\n")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("")
+
+
+def test_the_node_classes_read_by_exact_type_have_no_subclasses():
+    # The analyses test these classes with `type(node) is ...` (a failed isinstance against a libcst class
+    # goes through ABCMeta); that equals isinstance only while libcst (pinned) gives them no subclasses.
+    import libcst as cst
+
+    for cls in (cst.Name, cst.Attribute, cst.Call, cst.Arg, cst.Lambda):
+        assert cls.__subclasses__() == [], cls

@@ -579,21 +579,24 @@ def names_in_order(expr: cst.CSTNode | None) -> list[str]:
         return []
     # An explicit stack, children pushed last-first, reads them in source order. (A recursive inner
     # function would be a reference cycle that keeps the tree alive until the cyclic collector runs.)
+    # Exact type tests (these libcst classes have no subclasses): a failed `isinstance` against a libcst
+    # class goes through ABCMeta, four times for every node of every expression asked about.
     pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.Attribute):
+        kind = type(node)
+        if kind is cst.Attribute:
             name = dotted(node)
             if name is not None:
                 found[name] = None
                 found[name.split(".")[0]] = None
             else:
-                pending.append(node.value)
-        elif isinstance(node, cst.Name):
-            found[node.value] = None
-        elif isinstance(node, cst.Arg):
-            pending.append(node.value)
-        elif not isinstance(node, cst.Lambda):
+                pending.append(node.value)  # type: ignore[attr-defined]
+        elif kind is cst.Name:
+            found[node.value] = None  # type: ignore[attr-defined]
+        elif kind is cst.Arg:
+            pending.append(node.value)  # type: ignore[attr-defined]
+        elif kind is not cst.Lambda:
             pending.extend(reversed(child_nodes(node)))
     return list(found)
 

@@ -91,8 +91,8 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
             out |= inner
         # `model.add(layer)` after construction
         for binding in facts.bindings_of_value(node):
-            for call in facts.calls:
-                if call.receiver == binding.target and call.method == "add" and call.order > binding.order:
+            for call in facts.method_calls(binding.target, "add"):
+                if call.order > binding.order:
                     for element in resolver.of(arg_value(call.node, 0, "layer"), call.scope, call.order):
                         out |= parts(facts, element, depth + 1) or {element}
         return out
@@ -112,8 +112,8 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
         return out
     if model.cls is not None and model.cls in facts.classes:
         # A subclass: what its methods store on `self`.
-        for binding in facts.bindings:
-            if binding.scope.class_name == model.cls and binding.target.startswith("self."):
+        for binding in facts.bindings_in_class(model.cls):
+            if binding.target.startswith("self."):
                 for element in flatten(resolver.binding_values(binding)):
                     if element.kind in _MODEL_KINDS and element != model:
                         out |= parts(facts, element, depth + 1) or {element}
