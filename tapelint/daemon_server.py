@@ -299,7 +299,7 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     try:
         while True:
             _reap(running)
-            if spare is not None and (spare.gone or (not spare.ready() and spare.gone)):
+            if spare is not None and not spare.ready() and spare.gone:
                 spare.close()  # it died before it was handed a check: make another
                 spare = None
             if not running and (spare is None or named):
@@ -419,19 +419,20 @@ def _parse_ahead(named: list[str]) -> None:
     changed since): the next fork inherits the parses, and its check of such a file reparses only the
     statements changed since (tapelint.incremental.parse_ahead). A check's own parse gives the same
     module either way; this only saves time. Files that cannot be read or parsed are left to the check."""
+    from pathlib import Path
+
     from tapelint import incremental
-    from tapelint.files import MAX_SOURCE_BYTES, decode
+    from tapelint.files import read_text
 
     deadline = time.monotonic() + PARSE_AHEAD_SECONDS  # a check that comes meanwhile waits for this
     for path in [*incremental.ahead, *named]:
         if time.monotonic() > deadline:
             break
         try:
-            if os.path.getsize(path) > min(MAX_SOURCE_BYTES, PARSE_AHEAD_BYTES):
+            if os.path.getsize(path) > PARSE_AHEAD_BYTES:
+                incremental.ahead.pop(path, None)
                 continue
-            with open(path, "rb") as handle:
-                text = decode(handle.read(), path)
-            incremental.parse_ahead(path, text)
+            incremental.parse_ahead(path, read_text(Path(path)))  # read as a check reads it
         except Exception:  # noqa: BLE001 - never a reason for the daemon to stop
             incremental.ahead.pop(path, None)
 

@@ -361,9 +361,8 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
                            f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
     try:
-        with _collector_paused():
-            return _on_big_stack(_lint_deep, source, path, config, force, rules, rule_options, cell_lines, prelude,
-                                 parse)
+        return _deeply(_lint_source, source, path, config, force=force, rules=rules, rule_options=rule_options,
+                       cell_lines=cell_lines, prelude=prelude, parse=parse)
     except RecursionError:
         config = config or Config()
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
@@ -378,25 +377,23 @@ def parse_like_a_lint(parse: Callable[[str], cst.Module], source: str) -> bool:
     the files of its checks ahead of the next one (tapelint.incremental.parse_ahead)."""
     if _nested_too_deeply(source) is not None:
         return False
+    try:
+        _deeply(parse, source)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return False
+    return True
 
-    def attempt() -> bool:
-        with _deep_recursion():
-            try:
-                parse(source)
-            except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
-                return False
-            return True
 
+def _deeply(function, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """Run `function` as the parser needs: on the large-stack thread, with a high recursion limit and the
+    cyclic collector paused."""
     with _collector_paused():
-        return bool(_on_big_stack(attempt))
+        return _on_big_stack(_with_deep_recursion, function, *args, **kwargs)
 
 
-def _lint_deep(source: str, path: str, config: Config | None, force: bool, rules: tuple[type[Rule], ...] | None,
-               rule_options: dict | None, cell_lines: CellLines | None, prelude: Prelude | None,
-               parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
+def _with_deep_recursion(function, *args, **kwargs):  # type: ignore[no-untyped-def]
     with _deep_recursion():
-        return _lint_source(source, path, config, force=force, rules=rules, rule_options=rule_options,
-                            cell_lines=cell_lines, prelude=prelude, parse=parse)
+        return function(*args, **kwargs)
 
 
 def _lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,

@@ -109,13 +109,13 @@ def test_the_cyclic_collector_pauses_during_a_lint_and_comes_back_as_it_was(monk
     import tapelint.engine as engine
 
     seen = []
-    original = engine._lint_deep
+    original = engine._lint_source
 
     def recording(*args, **kwargs):
         seen.append(gc.isenabled())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "_lint_deep", recording)
+    monkeypatch.setattr(engine, "_lint_source", recording)
     assert gc.isenabled()
     engine.lint_source("import tensorflow as tf\nx = tf.constant(1)\n", "a.py")
     assert seen == [False] and gc.isenabled()
