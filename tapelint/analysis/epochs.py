@@ -157,10 +157,12 @@ class Loops:
         def compute() -> list[tuple[Span, Scope]]:
             spans = blocks(self.facts)
             found: list[tuple[Span, Scope]] = []
+            seen: set[int] = set()
             for scope, order in self.step_points():
                 pairs = [(loop, scope) for loop in spans.loops_enclosing(order)] + self.outer_loops(scope)
                 for loop, where in pairs:
-                    if all(loop is not known for known, _ in found):
+                    if id(loop) not in seen:
+                        seen.add(id(loop))
                         found.append((loop, where))
             return found
 
@@ -171,15 +173,16 @@ class Loops:
         (or a larger unit, such as one run of a hyper-parameter sweep)."""
 
         def compute() -> list[Span]:
-            found: list[Span] = []
             batches = self.batch_loops()
+            # A batch loop is an epoch loop when another batch loop runs within it: one pass over the
+            # loops around each batch loop, not a test of every pair.
+            holding: set[int] = set()
+            for inner, where in batches:
+                holding.update(i for i in self._around(where, inner.order)[1] if i != id(inner))
+            found: list[Span] = []
             for outer, _ in batches:
-                for inner, where in batches:
-                    if inner is outer:
-                        continue
-                    if self.runs_within(where, inner.order, outer) and all(outer is not f for f in found):
-                        found.append(outer)
-                        break
+                if id(outer) in holding and all(outer is not f for f in found):
+                    found.append(outer)
             return found
 
         return self.facts.cached("epochs.epoch_loops", compute)  # type: ignore[no-any-return]

@@ -52,7 +52,12 @@ class Scope:
             scope = scope.parent
 
     def contains(self, other: "Scope") -> bool:
-        return any(s is self for s in other.chain())
+        scope: Scope | None = other
+        while scope is not None:
+            if scope is self:
+                return True
+            scope = scope.parent
+        return False
 
     @cached_property
     def declared_outside(self) -> frozenset[str]:
@@ -828,7 +833,7 @@ class Facts:
 
     def is_param(self, name: str, scope: Scope) -> bool:
         for current in scope.chain():
-            if any(b.scope is current for b in self.bindings_of(name)):
+            if self.bindings_here(name, current):
                 return False
             if name in current.params:
                 return True

@@ -84,6 +84,11 @@ class Tracing:
     entries: list[Entry] = field(default_factory=list)
     scopes: dict[int, Traced] = field(default_factory=dict)
     eager_switch: bool = False
+    # Answers of `traced_scope`, `entry_calls` and `entry_runs`, by id of the scope or entry (both live
+    # as long as the `Facts` that holds this): rules ask them for every binding, call and read.
+    around: dict[int, Traced | None] = field(default_factory=dict)
+    calls_of: dict[int, list[CallSite]] = field(default_factory=dict)
+    runs_of: dict[int, Runs] = field(default_factory=dict)
 
 
 def _eager_switched(facts: Facts) -> bool:
@@ -245,11 +250,18 @@ def _compute(facts: Facts) -> Tracing:
 
 def traced_scope(facts: Facts, scope: Scope) -> Traced | None:
     """How `scope` (or the function it is nested in) runs traced, or None when it is not seen to."""
-    found = tracing(facts).scopes
+    result = tracing(facts)
+    key = id(scope)
+    if key in result.around:
+        return result.around[key]
+    found = result.scopes
+    answer = None
     for current in scope.chain():
         if id(current) in found:
-            return found[id(current)]
-    return None
+            answer = found[id(current)]
+            break
+    result.around[key] = answer
+    return answer
 
 
 def _calls_by_last_name(facts: Facts) -> dict[str, list[CallSite]]:
@@ -268,6 +280,14 @@ def entry_calls(facts: Facts, entry: Entry) -> list[CallSite]:
     into their caller's trace, so they are not calls of the `tf.function` object)."""
     if entry.how == "keras":
         return []
+    memo = tracing(facts).calls_of
+    found = memo.get(id(entry))
+    if found is None:
+        found = memo[id(entry)] = _entry_calls(facts, entry)
+    return found
+
+
+def _entry_calls(facts: Facts, entry: Entry) -> list[CallSite]:
     names: set[str] = set()
     if entry.how == "decorated":
         names.add(entry.scope.simple_name)
@@ -319,6 +339,14 @@ def entry_runs(facts: Facts, entry: Entry) -> Runs:
     """How often the Python side calls this `tf.function`: a Keras step runs once per batch."""
     if entry.how == "keras":
         return Runs.MANY
+    memo = tracing(facts).runs_of
+    runs = memo.get(id(entry))
+    if runs is None:
+        runs = memo[id(entry)] = _entry_runs(facts, entry)
+    return runs
+
+
+def _entry_runs(facts: Facts, entry: Entry) -> Runs:
     calls = entry_calls(facts, entry)
     if not calls:
         return Runs.UNKNOWN

@@ -358,7 +358,7 @@ class Values:
 
     def _param_scope(self, name: str, scope: Scope) -> Scope | None:
         for current in scope.chain():
-            if any(b.scope is current and b.class_body is None for b in self.f.bindings_of(name)):
+            if any(b.class_body is None for b in self.f.bindings_here(name, current)):
                 return None
             if name in current.params:
                 return current
