@@ -15,7 +15,7 @@ import libcst as cst
 
 from tapelint.analysis.names import ImportMap, dotted
 from tapelint.analysis.vocabulary import TAPE_CLASSES
-from tapelint.analysis.walk import child_nodes
+from tapelint.analysis.walk import reversed_field_names, walk_tables, wanted
 
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
@@ -259,6 +259,7 @@ class _Collector(cst.CSTVisitor):
         visitors: dict[type, object] = {}
         leavers: dict[type, object] = {}
         span_types = _SPAN_TYPES
+        fields, wanted_types = walk_tables()
         while stack:
             node, leaving = pop()
             cls = type(node)
@@ -279,13 +280,30 @@ class _Collector(cst.CSTVisitor):
                 if visit is _UNSEEN:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
                 if visit is None or visit(node) is not False:
-                    children = child_nodes(node)
-                    if children:
-                        push((node, True))
-                        for child in reversed(children):
-                            push((child, False))
-                        continue
-            # leaving (a leaf is left at once, or a visit skipped the children)
+                    # The children, last first, pushed straight from the fields (`child_nodes` inlined;
+                    # a leaf is popped again at once and left).
+                    push((node, True))
+                    names = fields.get(cls)
+                    if names is None:
+                        names = reversed_field_names(cls)
+                    for name in names:
+                        value = getattr(node, name)
+                        value_cls = type(value)
+                        if value_cls is tuple or value_cls is list:
+                            for item in reversed(value):
+                                enter = wanted_types.get(type(item))
+                                if enter is None:
+                                    enter = wanted(type(item))
+                                if enter:
+                                    push((item, False))
+                        else:
+                            enter = wanted_types.get(value_cls)
+                            if enter is None:
+                                enter = wanted(value_cls)
+                            if enter:
+                                push((value, False))
+                    continue
+            # leaving (a visit skipped the children, or the node's children are done)
             self.depth -= 1
             if cls in span_types:
                 span = spans.get(id(node))

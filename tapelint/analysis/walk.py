@@ -36,7 +36,24 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+# The same names last to first, for traversals that push children on a stack.
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def reversed_field_names(cls: type) -> tuple[str, ...]:
+    names = _REVERSED_FIELDS.get(cls)
+    if names is None:
+        names = _REVERSED_FIELDS[cls] = tuple(reversed(_field_names(cls)))
+    return names
+
+
 _WANTED: dict[type, bool] = {}
+
+
+def wanted(cls: type) -> bool:
+    """Is a value of this type a node that traversals enter (not formatting, not a plain value)?"""
+    found = _WANTED.get(cls)
+    return _wanted(cls) if found is None else found
 
 
 def _wanted(cls: type) -> bool:
@@ -77,6 +94,7 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     pop, push = stack.pop, stack.append
+    fields, wanted_types = _REVERSED_FIELDS, _WANTED
     while stack:
         current, leaving = pop()
         if leaving:
@@ -86,9 +104,27 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
             on_leave(current)
             continue
         push((current, True))
-        children = child_nodes(current)
-        for child in reversed(children):
-            push((child, False))
+        # The children, last first, pushed straight from the fields (`child_nodes` inlined).
+        cls = type(current)
+        names = fields.get(cls)
+        if names is None:
+            names = reversed_field_names(cls)
+        for name in names:
+            value: Any = getattr(current, name)
+            value_cls = type(value)
+            if value_cls is tuple or value_cls is list:
+                for item in reversed(value):
+                    enter = wanted_types.get(type(item))
+                    if enter is None:
+                        enter = _wanted(type(item))
+                    if enter:
+                        push((item, False))
+            else:
+                enter = wanted_types.get(value_cls)
+                if enter is None:
+                    enter = _wanted(value_cls)
+                if enter:
+                    push((value, False))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -102,3 +138,8 @@ def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(current is node for current in iter_nodes(tree))
+
+
+def walk_tables() -> tuple[dict[type, tuple[str, ...]], dict[type, bool]]:
+    """The per-type tables behind `reversed_field_names` and `wanted`, for loops that read them inline."""
+    return _REVERSED_FIELDS, _WANTED
