@@ -23,7 +23,6 @@ from tapelint.analysis.facts import CallSite, Facts, Scope, keyword_arg
 from tapelint.analysis.gradients import under_tape
 from tapelint.analysis.keras import model_reader
 from tapelint.analysis.modes import call_defaults_to_training, mode_layers
-from tapelint.analysis.names import dotted
 from tapelint.analysis.reads import value_kept
 
 KERAS_EVAL_METHODS = frozenset({"test_step", "predict_step"})
@@ -96,7 +95,7 @@ def training_mode_evaluations(facts: Facts) -> list[TrainingModeEvaluation]:
         found: list[TrainingModeEvaluation] = []
         for site in facts.calls:
             call = site.node
-            name = dotted(call.func)
+            name = site.func
             if name is None or site.qualified is not None or any(a.star for a in call.args):
                 continue
             cls = facts.classes.get(site.scope.class_name or "")

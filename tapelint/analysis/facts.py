@@ -609,12 +609,13 @@ class _Collector(cst.CSTVisitor):
         self.f.name_uses.append(NameUse(node.value, self.scope, self.order, node))
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = dotted(node.func)
         site = CallSite(
             node=node,
             scope=self.scope,
             order=self.order,
-            func=dotted(node.func),
-            qualified=self.f.imports.resolve(node.func),
+            func=func,
+            qualified=self.f.imports.resolve_dotted(func) if func is not None else None,
             tapes=tuple(self.tapes),
             loop_depth=self.loop_depth[-1],
         )

@@ -135,6 +135,10 @@ class ImportMap:
         name = dotted(node)
         if name is None:
             return None
+        return self.resolve_dotted(name)
+
+    def resolve_dotted(self, name: str) -> str | None:
+        """`resolve` for a chain already spelled out (`dotted(node)`)."""
         head, _, rest = name.partition(".")
         base = self.aliases.get(head)
         if base is None:
