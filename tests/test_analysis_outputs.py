@@ -273,3 +273,49 @@ def test_a_subclass_trained_through_self_is_the_model_read_for_its_class():
     info = model_reader(facts).model_of(cst.parse_expression("self"), site.scope, site.order)
     owners = gradient_owners(facts, site)
     assert info is not None and any(is_model(v, info) for v in owners.models)
+
+
+# ----------------------------------------------------------------------------- values assigned in a branch
+
+
+def test_a_prediction_rebound_in_a_branch_is_known_only_when_every_definition_reaching_it_agrees():
+    facts = _facts("""
+        import tensorflow as tf
+
+        dense = tf.keras.layers.Dense(10)
+
+        def head(x, training):
+            logits = dense(x)
+            out = logits
+            if not training:
+                out = tf.nn.softmax(logits)
+            probe(out)
+
+        def agreed(x, training):
+            out = tf.nn.softmax(dense(x))
+            if training:
+                out = tf.nn.softmax(dense(x) * 2.0)
+            probe(out)
+
+        def nested(x, flag, other):
+            out = dense(x)
+            for step in range(3):
+                if flag:
+                    out = tf.nn.softmax(out)
+                    probe(out)
+            probe(out)
+
+        def inside_the_same_branch(x, flag):
+            if flag:
+                out = tf.nn.softmax(dense(x))
+                probe(out)
+    """)
+    reader = model_reader(facts)
+    kinds = [reader.value_kind(expr, scope, order).kind for expr, scope, order in _probes(facts)]
+    assert kinds == [
+        Output.UNKNOWN,  # logits or probabilities, depending on the branch taken
+        Output.PROBABILITIES,  # both definitions are probabilities
+        Output.PROBABILITIES,  # read in the branch that made it
+        Output.UNKNOWN,  # after the loop: the softmax may or may not have run
+        Output.PROBABILITIES,  # made and read in the same branch
+    ]

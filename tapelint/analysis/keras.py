@@ -15,7 +15,7 @@ from tapelint.analysis.constants import boolean, number, string
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
-from tapelint.analysis.walk import walk
+from tapelint.analysis.walk import child_nodes
 from tapelint.analysis.vocabulary import (  # noqa: F401  (re-exported: rules import them from here)
     ADAPTIVE_OPTIMIZERS,
     APPLICATIONS_PREFIX,
@@ -662,21 +662,11 @@ class ModelReader:
 
     def _assigned_in_branch(self, binding: Binding, use: cst.CSTNode) -> bool:
         """Is `binding` made inside an `if`/loop/`try` block that does not also hold `use`?"""
-        blocks = self._branch_blocks(binding.scope)
-        around_binding = blocks.get(id(binding.target_node), ())
-        around_use = blocks.get(id(use), ())
+        root = binding.scope.node if binding.scope.node is not None else self.f.module
+        found = _branches_around(root, binding.target_node, use)
+        around_binding = found.get(id(binding.target_node), ())
+        around_use = found.get(id(use), ())
         return any(block not in around_use for block in around_binding)
-
-    def _branch_blocks(self, scope: Scope) -> dict[int, tuple[int, ...]]:
-        """For every node of a function body: the ids of the branching statements around it."""
-
-        def compute() -> dict[int, tuple[int, ...]]:
-            walker = _BranchWalker(scope.node if scope.node is not None else self.f.module)
-            # A read-only walk: `CSTNode.visit` would rebuild every node of the body.
-            walk(walker.root, walker)
-            return walker.enclosing
-
-        return self.f.cached(("branch_blocks", id(scope)), compute)  # type: ignore[return-value]
 
     def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
         binding = self.f.binding_before(name, scope, order)
@@ -686,31 +676,23 @@ class ModelReader:
         return (cls, binding.value) if cls is not None else None
 
 
-class _BranchWalker:
-    """For `ModelReader._branch_blocks`: the branching statements around each node of one scope's body.
-    (A class at module level: one made per call would be a reference cycle holding the tree.)"""
-
-    def __init__(self, root: cst.CSTNode) -> None:
-        self.root = root
-        self.enclosing: dict[int, tuple[int, ...]] = {}
-        self.stack: list[int] = []
-        self.around: tuple[int, ...] = ()  # tuple(stack), shared by the nodes between changes
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
+def _branches_around(root: cst.CSTNode, *nodes: cst.CSTNode) -> dict[int, tuple[int, ...]]:
+    """For each of `nodes` found in `root`'s own body (not inside a nested def, class or lambda): the ids
+    of the branching statements around it, outermost first. The search stops once all are found."""
+    wanted_ids = {id(node) for node in nodes}
+    found: dict[int, tuple[int, ...]] = {}
+    stack: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(root, ())]
+    while stack and len(found) < len(wanted_ids):
+        node, around = stack.pop()
         kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
-        if node is not self.root and kind in _SCOPE_TYPES:
-            return False  # another scope
-        self.enclosing[id(node)] = self.around
-        if kind in _BRANCHING_TYPES:
-            self.stack.append(id(node))
-            self.around = tuple(self.stack)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        stack = self.stack
-        if type(original_node) in _BRANCHING_TYPES and stack and stack[-1] == id(original_node):
-            stack.pop()
-            self.around = tuple(stack)
+        if node is not root and kind in _SCOPE_TYPES:
+            continue  # another scope
+        if id(node) in wanted_ids:
+            found[id(node)] = around
+        inner = (*around, id(node)) if kind in _BRANCHING_TYPES else around
+        for child in reversed(child_nodes(node)):
+            stack.append((child, inner))
+    return found
 
 
 def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
