@@ -260,25 +260,31 @@ class _Collector(cst.CSTVisitor):
         leavers: dict[type, object] = {}
         span_types = _SPAN_TYPES
         fields, wanted_types = walk_tables()
+        right_operands = self.right_operands
+        # The counters live in locals; `self.order` is brought up to date before a visit or leave method
+        # runs, since those record it.
+        order, depth, top = self.order, self.depth, self.top
         while stack:
             node, leaving = pop()
             cls = type(node)
             if not leaving:
-                self.order += 1
-                self.depth += 1
-                if self.depth == 2:
-                    self.top += 1
+                order += 1
+                depth += 1
+                if depth == 2:
+                    top += 1
                 key = id(node)
-                top_statement[key] = self.top
-                if self.right_operands:
-                    entry = self.right_operands.pop(key, None)
+                top_statement[key] = top
+                if right_operands:
+                    entry = right_operands.pop(key, None)
                     if entry is not None:
-                        entry[2] = self.order - 1
+                        entry[2] = order - 1
                 if cls in span_types:
-                    spans[key] = [node, self.order, self.order]
+                    spans[key] = [node, order, order]
                 visit = visitors.get(cls, _UNSEEN)
                 if visit is _UNSEEN:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
+                if visit is not None:
+                    self.order = order
                 if visit is None or visit(node) is not False:
                     # The children, last first, pushed straight from the fields (`child_nodes` inlined;
                     # a leaf is popped again at once and left).
@@ -304,16 +310,18 @@ class _Collector(cst.CSTVisitor):
                                 push((value, False))
                     continue
             # leaving (a visit skipped the children, or the node's children are done)
-            self.depth -= 1
+            depth -= 1
             if cls in span_types:
                 span = spans.get(id(node))
                 if span is not None:
-                    span[2] = self.order
+                    span[2] = order
             leave = leavers.get(cls, _UNSEEN)
             if leave is _UNSEEN:
                 leave = leavers[cls] = _dispatch(self, cls, "leave_")
             if leave is not None:
+                self.order = order
                 leave(node)
+        self.order, self.depth, self.top = order, depth, top
 
     @property
     def scope(self) -> Scope:
@@ -580,7 +588,7 @@ class _Collector(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             self.skip_names.add(id(target))
         binding = Binding(
-            name, value, index, self.scope, self.order, stmt, target, self.loop_depth[-1], tuple(self.tapes)
+            name, value, index, self.scopes[-1], self.order, stmt, target, self.loop_depth[-1], tuple(self.tapes)
         )
         binding.path = path
         binding.source = source
@@ -597,7 +605,7 @@ class _Collector(cst.CSTVisitor):
         self.skip_names.add(id(node.attr))
         name = dotted(node)
         if name is not None:
-            self.f.name_uses.append(NameUse(name, self.scope, self.order, node))
+            self.f.name_uses.append(NameUse(name, self.scopes[-1], self.order, node))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -606,13 +614,13 @@ class _Collector(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self.skip_names:
             return
-        self.f.name_uses.append(NameUse(node.value, self.scope, self.order, node))
+        self.f.name_uses.append(NameUse(node.value, self.scopes[-1], self.order, node))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = dotted(node.func)
         site = CallSite(
             node=node,
-            scope=self.scope,
+            scope=self.scopes[-1],
             order=self.order,
             func=func,
             qualified=self.f.imports.resolve_dotted(func) if func is not None else None,
