@@ -87,8 +87,8 @@ class SoftmaxOnSingleUnit(Rule):
                         self.report(call, where=f"`{cls}` after a one-unit `{layer_class(facts, previous)}`")
                 continue
             # `Softmax()(x)` applied to a one-unit output
-            if isinstance(call.func, cst.Call):
-                inner_cls = layer_class(facts, call.func)
+            if type(call.func) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
+                inner_cls = layer_class(facts, call.func)  # type: ignore[arg-type]
                 if inner_cls in _SOFTMAX_LAYERS and self._is_softmax_layer(call.func, inner_cls) and (
                     self._explicit_other_axis(call.func) is False
                 ) and id(call.func) not in reported:

@@ -280,8 +280,8 @@ class RemovedKerasApi(Rule):
         parents: dict[int, cst.Attribute] = {}
         for use in facts.attribute_uses:
             node = use.node
-            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
-                parents[id(node.value)] = node
+            if type(node) is cst.Attribute and type(node.value) is cst.Attribute:  # type: ignore[attr-defined]
+                parents[id(node.value)] = node  # type: ignore[attr-defined]
         for use in facts.attribute_uses:
             node = use.node
             if not isinstance(node, cst.Attribute):

@@ -343,7 +343,7 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
 def _adds_in(facts: Facts, expr: cst.BaseExpression) -> bool:
     """Does `expr` add something (`a + g`, `tf.add(a, g)`, `tf.add_n([...])`), lambdas included?"""
     for node in iter_nodes(expr):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add):
             return True
         if isinstance(node, cst.Call) and facts.resolve(node.func) in _ADDING:
             return True

@@ -17,6 +17,10 @@ from tapelint.analysis.facts import Facts
 from tapelint.analysis.names import dotted
 
 
+_EXIT_TYPES = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})
+_DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 @dataclass(eq=False)
 class Span:
     node: cst.CSTNode
@@ -54,7 +58,10 @@ class Blocks:
             return Span(entry[0], entry[1], entry[2]) if entry is not None else None
 
         for node, order, end_order in sorted(spans.values(), key=lambda e: e[1]):
-            if isinstance(node, cst.For):
+            # Exact types: parsed nodes are of these classes, and a failed isinstance against a libcst
+            # class costs an ABC check (tests/test_parsing.py pins that they have no subclasses).
+            kind = type(node)
+            if kind is cst.For:
                 # Only the body repeats: `for g, w in zip(tape.gradient(...), ws)` computes its iterable
                 # once, and the `else:` part runs once after the last iteration.
                 body = span_of(node.body)
@@ -62,9 +69,9 @@ class Blocks:
                     self.loops.append(Span(node, order, end_order))
                 else:
                     self.loops.append(Span(node, body.order, body.end_order if node.orelse is not None else end_order))
-            elif isinstance(node, cst.While):
+            elif kind is cst.While:
                 self.loops.append(Span(node, order, end_order))
-            elif isinstance(node, cst.If):
+            elif kind is cst.If:
                 body = span_of(node.body) or Span(node.body, order, end_order)
                 orelse = None
                 if node.orelse is not None:
@@ -72,11 +79,11 @@ class Blocks:
                     if orelse is not None and isinstance(node.orelse, cst.If):
                         orelse.order -= 1  # an `elif`: its own order belongs to the else part
                 self.branches.append(Branch(node, order, node.test, body, orelse, end_order))
-            elif isinstance(node, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
+            elif kind in _EXIT_TYPES:
                 self.exits.append(Span(node, order, end_order))
-            elif isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            elif kind in _DEFINITION_TYPES:
                 self.definitions.append(Span(node, order, end_order))
-            elif isinstance(node, cst.Try):
+            elif kind is cst.Try:
                 body = span_of(node.body)
                 if body is not None:
                     caught: set[str] = set()

@@ -33,6 +33,9 @@ from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
 from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
+_LITERAL_TYPES = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                            cst.FormattedString, cst.Ellipsis})
+
 
 class State(enum.IntEnum):
     NONE = 0
@@ -272,8 +275,7 @@ class _Flow:
             return self.name(expr.value, frame, order)
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr, frame, order)
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                             cst.FormattedString, cst.Ellipsis)):
+        if type(expr) in _LITERAL_TYPES:  # (exact types: a failed isinstance costs an ABC check)
             return NONE
         if isinstance(expr, cst.BinaryOperation):
             return combine([self.expr(expr.left, frame, order), self.expr(expr.right, frame, order)])

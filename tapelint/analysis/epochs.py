@@ -67,7 +67,7 @@ class Loops:
         # A function handed over by name: `strategy.run(step, ...)`, `tf.function(step)`.
         for site in facts.calls:
             for arg in site.node.args:
-                if not isinstance(arg.value, cst.Name):
+                if type(arg.value) is not cst.Name:
                     continue
                 function = facts.function_at(arg.value.value, site.order)
                 if function is None or facts.is_param(arg.value.value, site.scope):

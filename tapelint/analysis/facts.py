@@ -147,13 +147,13 @@ class CallSite:
     # Computed once per call site: analyses ask for them in loops over every call of the file.
     @cached_property
     def method(self) -> str | None:
-        if isinstance(self.node.func, cst.Attribute):
+        if type(self.node.func) is cst.Attribute:
             return self.node.func.attr.value
         return None
 
     @cached_property
     def receiver(self) -> str | None:
-        if isinstance(self.node.func, cst.Attribute):
+        if type(self.node.func) is cst.Attribute:
             return dotted(self.node.func.value)
         return None
 
@@ -208,6 +208,8 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 
 # Exact node types (SPAN_NODES are concrete classes), for a set lookup instead of isinstance per node.
 _SPAN_TYPES = frozenset(SPAN_NODES)
+# Tested by exact type in the collector (a failed isinstance against a libcst class costs an ABC check).
+_SEQUENCE_TYPES = frozenset({cst.Tuple, cst.List})
 _METHODS: dict[tuple[type, type, str], str | None] = {}
 _UNSEEN = object()
 
@@ -555,8 +557,8 @@ class _Collector(cst.CSTVisitor):
 
     def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
                      stmt: cst.CSTNode, from_loop: cst.BaseExpression | None = None) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            self._unpack(target, value, (), stmt, from_loop)
+        if type(target) in _SEQUENCE_TYPES:
+            self._unpack(target, value, (), stmt, from_loop)  # type: ignore[arg-type]
         else:
             self._record(target, value, None, stmt, from_loop, (), value)
 
@@ -592,7 +594,7 @@ class _Collector(cst.CSTVisitor):
         )
         binding.path = path
         binding.source = source
-        if isinstance(stmt, cst.CompFor) and self.comprehensions:
+        if type(stmt) is cst.CompFor and self.comprehensions:
             binding.comprehension = self.comprehensions[-1]
         elif self.containers and self.containers[-1] == "class" and "." not in name:
             binding.class_body = self.class_stack[-1].name

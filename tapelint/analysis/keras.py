@@ -199,8 +199,8 @@ def metric_calls(facts: Facts) -> list[LossCall]:
         found: list[LossCall] = []
         for site in facts.calls:
             func = site.node.func
-            target = func.value if isinstance(func, cst.Attribute) and func.attr.value == "update_state" else func
-            if isinstance(func, cst.Attribute) and target is func:
+            target = func.value if type(func) is cst.Attribute and func.attr.value == "update_state" else func
+            if type(func) is cst.Attribute and target is func:
                 continue
             held = values_of(facts, target, site.scope, site.order)
             metrics = [v for v in held if v.kind is Kind.METRIC and isinstance(v.node, cst.Call)]
@@ -220,12 +220,13 @@ def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, ord
     """The loss object an expression refers to (`loss_fn`, `self.loss_fn`, a constructor call)."""
     if expr is None or depth > 5:
         return None
-    if isinstance(expr, cst.Call):
-        spec = _loss_from_call(facts, expr)
+    kind = type(expr)  # exact types: a failed isinstance against a libcst class costs an ABC check
+    if kind is cst.Call:
+        spec = _loss_from_call(facts, expr)  # type: ignore[arg-type]
         if spec is not None and not spec.is_function:
             return spec
         return None
-    if isinstance(expr, cst.SimpleString):
+    if kind is cst.SimpleString:
         family = _LOSS_STRINGS.get(string(expr) or "")
         return LossSpec(family, False, None, None, string(expr) or "", False) if family else None
     name = dotted(expr)
@@ -414,9 +415,9 @@ class ModelReader:
         if expr is None or depth > 8:
             return None
         f = self.f
-        if isinstance(expr, cst.Call):
-            qualified = f.resolve(expr.func)
-            app = application_name(f, expr)
+        if type(expr) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
+            qualified = f.resolve(expr.func)  # type: ignore[attr-defined]
+            app = application_name(f, expr)  # type: ignore[arg-type]
             if app is not None:
                 include_top = boolean(arg_value(expr, 0, "include_top"))
                 info = ModelInfo(expr, "application", app, application=app)

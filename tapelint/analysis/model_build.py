@@ -105,7 +105,7 @@ def weights_read_before_build(facts: Facts) -> list[EarlyWeightsRead]:
         found: list[EarlyWeightsRead] = []
         for binding in facts.bindings:
             value = binding.value
-            if (not isinstance(value, cst.Attribute) or value.attr.value not in WEIGHT_ATTRIBUTES
+            if (type(value) is not cst.Attribute or value.attr.value not in WEIGHT_ATTRIBUTES
                     or binding.index is not None or binding.path or binding.augmented or binding.class_body
                     or binding.comprehension is not None):
                 continue

@@ -140,8 +140,8 @@ def _keras_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, o
     """("loss"|"metric", class name, construction) for an expression holding a Keras loss/metric object."""
     if expr is None or depth > 5:
         return None
-    if isinstance(expr, cst.Call):
-        qualified = facts.resolve(expr.func)
+    if type(expr) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
+        qualified = facts.resolve(expr.func)  # type: ignore[attr-defined]
         if not qualified:
             return None
         last = qualified.rsplit(".", 1)[-1]
@@ -204,7 +204,7 @@ def evaluations(facts: Facts) -> list[Evaluation]:
                                             true_arg, pred_arg))
                 continue
             target: cst.BaseExpression | None = call.func
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "update_state":
+            if type(call.func) is cst.Attribute and call.func.attr.value == "update_state":
                 target = call.func.value
             held = _keras_object(facts, target, site.scope, site.order)
             if held is None:

@@ -136,7 +136,7 @@ def elementwise_operation(facts: Facts, node: cst.CSTNode) -> Elementwise | None
     `subtract`/`squared_difference`/... of TF, NumPy or `keras.ops`), with the scope and document order of
     its first read; None when it is not one."""
     pair: tuple[cst.BaseExpression, cst.BaseExpression] | None = None
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, _ARITHMETIC):
         pair = (node.left, node.right)
     elif isinstance(node, cst.Call):
         site = facts.call_site(node)

@@ -40,6 +40,8 @@ _SELECTING = frozenset({
 })
 _DEPTH = 4
 
+_DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
 
 @dataclass(eq=False)
 class Regression:
@@ -94,10 +96,11 @@ def regressions(facts: Facts) -> list[Regression]:
             pending: list[tuple[cst.CSTNode, CallSite | None]] = [(tape.node.body, None)]
             while pending:
                 node, around = pending.pop()
-                if isinstance(node, cst.Call):
-                    around = facts.call_site(node) or around
-                if (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power)
-                        and isinstance(node.right, cst.Integer) and node.right.value == "2"
+                kind = type(node)  # exact types: a failed isinstance against a libcst class costs an ABC check
+                if kind is cst.Call:
+                    around = facts.call_site(node) or around  # type: ignore[arg-type]
+                if (kind is cst.BinaryOperation and type(node.operator) is cst.Power  # type: ignore[attr-defined]
+                        and type(node.right) is cst.Integer and node.right.value == "2"  # type: ignore[attr-defined]
                         and id(node) not in seen):
                     seen.add(id(node))
                     inner = [facts.call_site(n) for n in iter_nodes(node) if isinstance(n, cst.Call)]
@@ -107,7 +110,7 @@ def regressions(facts: Facts) -> list[Regression]:
                         (left, right), scope, order = difference
                         found.append(Regression(node, (left, right), False, site, scope, order))
                 for child in child_nodes(node):
-                    if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    if type(child) not in _DEFINITION_TYPES:
                         pending.append((child, around))
         return found
 

@@ -400,7 +400,7 @@ class Values:
         if loop_iter is not None:
             elements = self.elements(self.of(loop_iter, binding.scope, binding.order))
             return self._select(elements, binding.path, binding.scope, binding.order)
-        if isinstance(binding.node, cst.With):
+        if type(binding.node) is cst.With:  # (exact type: a failed isinstance costs an ABC check)
             # `with tf.GradientTape() as tape`
             return self.of(binding.value, binding.scope, binding.order)
         source = binding.source if binding.source is not None else binding.value
