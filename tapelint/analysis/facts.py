@@ -915,13 +915,17 @@ class Facts:
             # document order with the orders alongside for bisecting.
             built: dict[str, tuple[list[int], list[NameUse]]] = {}
             for use in self.name_uses:
-                parts = use.name.split(".")
-                for end in range(1, len(parts) + 1):
-                    entry = built.get(".".join(parts[:end]))
+                prefix = use.name
+                while True:
+                    entry = built.get(prefix)
                     if entry is None:
-                        entry = built[".".join(parts[:end])] = ([], [])
+                        entry = built[prefix] = ([], [])
                     entry[0].append(use.order)
                     entry[1].append(use)
+                    cut = prefix.rfind(".")
+                    if cut < 0:
+                        break
+                    prefix = prefix[:cut]
             index = self._cache["uses_by_prefix"] = built
         entry = index.get(name)  # type: ignore[union-attr]
         if entry is None:
