@@ -409,6 +409,9 @@ class ModelReader:
     def __init__(self, facts: Facts) -> None:
         self.f = facts
         self._subclasses_in_progress: set[str] = set()
+        # id(scope root) -> the branches around every node of it, once a second question about that scope
+        # comes (None after the first: one question is answered by a search that stops early).
+        self._branch_maps: dict[int, dict[int, tuple[int, ...]] | None] = {}
 
     # --- models
     def model_of(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> ModelInfo | None:
@@ -664,7 +667,13 @@ class ModelReader:
     def _assigned_in_branch(self, binding: Binding, use: cst.CSTNode) -> bool:
         """Is `binding` made inside an `if`/loop/`try` block that does not also hold `use`?"""
         root = binding.scope.node if binding.scope.node is not None else self.f.module
-        found = _branches_around(root, binding.target_node, use)
+        if id(root) not in self._branch_maps:
+            self._branch_maps[id(root)] = None
+            found = _branches_around(root, binding.target_node, use)
+        else:
+            found = self._branch_maps[id(root)]  # type: ignore[assignment]
+            if found is None:
+                found = self._branch_maps[id(root)] = _branches_around(root)
         around_binding = found.get(id(binding.target_node), ())
         around_use = found.get(id(use), ())
         return any(block not in around_use for block in around_binding)
@@ -679,16 +688,18 @@ class ModelReader:
 
 def _branches_around(root: cst.CSTNode, *nodes: cst.CSTNode) -> dict[int, tuple[int, ...]]:
     """For each of `nodes` found in `root`'s own body (not inside a nested def, class or lambda): the ids
-    of the branching statements around it, outermost first. The search stops once all are found."""
+    of the branching statements around it, outermost first. The search stops once all are found. With
+    no `nodes`, the same for every node of that body."""
     wanted_ids = {id(node) for node in nodes}
+    every = not nodes
     found: dict[int, tuple[int, ...]] = {}
     stack: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(root, ())]
-    while stack and len(found) < len(wanted_ids):
+    while stack and (every or len(found) < len(wanted_ids)):
         node, around = stack.pop()
         kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
         if node is not root and kind in _SCOPE_TYPES:
             continue  # another scope
-        if id(node) in wanted_ids:
+        if every or id(node) in wanted_ids:
             found[id(node)] = around
         inner = (*around, id(node)) if kind in _BRANCHING_TYPES else around
         for child in reversed(child_nodes(node)):
