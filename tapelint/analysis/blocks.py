@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.facts import Facts
+from tapelint.analysis.facts import DEFINITION_TYPES, Facts
 from tapelint.analysis.names import dotted
 
-
 _EXIT_TYPES = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})
-_DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
 @dataclass(eq=False)
@@ -81,7 +79,7 @@ class Blocks:
                 self.branches.append(Branch(node, order, node.test, body, orelse, end_order))
             elif kind in _EXIT_TYPES:
                 self.exits.append(Span(node, order, end_order))
-            elif kind in _DEFINITION_TYPES:
+            elif kind in DEFINITION_TYPES:
                 self.definitions.append(Span(node, order, end_order))
             elif kind is cst.Try:
                 body = span_of(node.body)

@@ -210,6 +210,8 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 _SPAN_TYPES = frozenset(SPAN_NODES)
 # Tested by exact type in the collector (a failed isinstance against a libcst class costs an ABC check).
 _SEQUENCE_TYPES = frozenset({cst.Tuple, cst.List})
+# The nodes that open a scope of their own, for walks that stay in one body (tested by exact type).
+DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _METHODS: dict[tuple[type, type, str], str | None] = {}
 _UNSEEN = object()
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tapelint.analysis.constants import boolean, number, string
-from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.facts import DEFINITION_TYPES, Binding, CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
 from tapelint.analysis.walk import child_nodes
@@ -400,7 +400,6 @@ class ModelInfo:
 
 _BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 _BRANCHING_TYPES = frozenset(_BRANCHING)
-_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 class ModelReader:
@@ -697,7 +696,7 @@ def _branches_around(root: cst.CSTNode, *nodes: cst.CSTNode) -> dict[int, tuple[
     while stack and (every or len(found) < len(wanted_ids)):
         node, around = stack.pop()
         kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
-        if node is not root and kind in _SCOPE_TYPES:
+        if node is not root and kind in DEFINITION_TYPES:
             continue  # another scope
         if every or id(node) in wanted_ids:
             found[id(node)] = around

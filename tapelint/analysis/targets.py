@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.dataflow import State, gradient_flow
-from tapelint.analysis.facts import CallSite, Facts, Scope, TapeBlock, arg_value
+from tapelint.analysis.facts import DEFINITION_TYPES, CallSite, Facts, Scope, TapeBlock, arg_value
 from tapelint.analysis.gradients import weights_owner
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import gradient_owners
@@ -39,8 +39,6 @@ _SELECTING = frozenset({
     "tensorflow.experimental.numpy.take_along_axis",
 })
 _DEPTH = 4
-
-_DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 @dataclass(eq=False)
@@ -110,7 +108,7 @@ def regressions(facts: Facts) -> list[Regression]:
                         (left, right), scope, order = difference
                         found.append(Regression(node, (left, right), False, site, scope, order))
                 for child in child_nodes(node):
-                    if type(child) not in _DEFINITION_TYPES:
+                    if type(child) not in DEFINITION_TYPES:
                         pending.append((child, around))
         return found
 

@@ -52,15 +52,10 @@ _WANTED: dict[type, bool] = {}
 
 def wanted(cls: type) -> bool:
     """Is a value of this type a node that traversals enter (not formatting, not a plain value)?"""
-    found = _WANTED.get(cls)
-    return _wanted(cls) if found is None else found
-
-
-def _wanted(cls: type) -> bool:
-    wanted = _WANTED.get(cls)
-    if wanted is None:
-        wanted = _WANTED[cls] = issubclass(cls, cst.CSTNode) and not issubclass(cls, _SKIP_TYPES)
-    return wanted
+    enter = _WANTED.get(cls)
+    if enter is None:
+        enter = _WANTED[cls] = issubclass(cls, cst.CSTNode) and not issubclass(cls, _SKIP_TYPES)
+    return enter
 
 
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -75,16 +70,16 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
         value_cls = type(value)
         if value_cls is tuple or value_cls is list:
             for item in value:
-                wanted = _WANTED.get(type(item))
-                if wanted is None:
-                    wanted = _wanted(type(item))
-                if wanted:
+                enter = _WANTED.get(type(item))
+                if enter is None:
+                    enter = wanted(type(item))
+                if enter:
                     children.append(item)
         else:
-            wanted = _WANTED.get(value_cls)
-            if wanted is None:
-                wanted = _wanted(value_cls)
-            if wanted:
+            enter = _WANTED.get(value_cls)
+            if enter is None:
+                enter = wanted(value_cls)
+            if enter:
                 children.append(value)
     return children
 
@@ -94,7 +89,6 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     pop, push = stack.pop, stack.append
-    fields, wanted_types = _REVERSED_FIELDS, _WANTED
     while stack:
         current, leaving = pop()
         if leaving:
@@ -104,27 +98,8 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
             on_leave(current)
             continue
         push((current, True))
-        # The children, last first, pushed straight from the fields (`child_nodes` inlined).
-        cls = type(current)
-        names = fields.get(cls)
-        if names is None:
-            names = reversed_field_names(cls)
-        for name in names:
-            value: Any = getattr(current, name)
-            value_cls = type(value)
-            if value_cls is tuple or value_cls is list:
-                for item in reversed(value):
-                    enter = wanted_types.get(type(item))
-                    if enter is None:
-                        enter = _wanted(type(item))
-                    if enter:
-                        push((item, False))
-            else:
-                enter = wanted_types.get(value_cls)
-                if enter is None:
-                    enter = _wanted(value_cls)
-                if enter:
-                    push((value, False))
+        for child in reversed(child_nodes(current)):
+            push((child, False))
 
 
 def iter_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
