@@ -245,8 +245,6 @@ class _Collector(cst.CSTVisitor):
         self.pending: list[int] = []
         self.right_operands: dict[int, list[int]] = {}
         self.open_ands: dict[int, list[int]] = {}
-        self.depth = 0
-        self.top = -1
         self.top_statement = facts.top_statement
         self.spans = facts.spans
 
@@ -255,27 +253,35 @@ class _Collector(cst.CSTVisitor):
         written into the loop (it runs for every node of every analysed file; two method calls per node
         were a tenth of it). Every node gets an order number, so "before"/"after" questions are cheap, and
         the index of the top-level statement that holds it, for positions computed one statement at a time."""
-        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
-        pop, push = stack.pop, stack.append
-        top_statement, spans = self.top_statement, self.spans
         # Local tables of bound methods: kept on the collector they would make it a reference cycle, which
         # keeps the whole tree alive after the lint until the cyclic collector happens to run.
         visitors: dict[type, object] = {}
         leavers: dict[type, object] = {}
+        if type(root) is not cst.Module:
+            self._run(root, -1, visitors, leavers)
+            return
+        # The module itself (it has no visit or leave method, and is no span), then each top-level
+        # statement as a root of its own: its index is the `top_statement` of every node in it.
+        self.order += 1
+        self.top_statement[id(root)] = -1
+        for index, statement in enumerate(root.body):
+            self._run(statement, index, visitors, leavers)
+
+    def _run(self, root: cst.CSTNode, top: int, visitors: dict[type, object], leavers: dict[type, object]) -> None:
+        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        pop, push = stack.pop, stack.append
+        top_statement, spans = self.top_statement, self.spans
         span_types = _SPAN_TYPES
         fields, wanted_types = walk_tables()
         right_operands = self.right_operands
-        # The counters live in locals; `self.order` is brought up to date before a visit or leave method
-        # runs, since those record it.
-        order, depth, top = self.order, self.depth, self.top
+        # The order counter lives in a local; `self.order` is brought up to date before a visit or leave
+        # method runs, since those record it.
+        order = self.order
         while stack:
             node, leaving = pop()
             cls = type(node)
             if not leaving:
                 order += 1
-                depth += 1
-                if depth == 2:
-                    top += 1
                 key = id(node)
                 top_statement[key] = top
                 if right_operands:
@@ -287,12 +293,15 @@ class _Collector(cst.CSTVisitor):
                 visit = visitors.get(cls, _UNSEEN)
                 if visit is _UNSEEN:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
+                    leavers[cls] = _dispatch(self, cls, "leave_")
                 if visit is not None:
                     self.order = order
                 if visit is None or visit(node) is not False:
-                    # The children, last first, pushed straight from the fields (`child_nodes` inlined;
-                    # a leaf is popped again at once and left).
-                    push((node, True))
+                    # A node is met again on the way back only when it has a leave method or a span to
+                    # close (most have neither).
+                    if cls in span_types or leavers[cls] is not None:
+                        push((node, True))
+                    # The children, last first, pushed straight from the fields (`child_nodes` inlined).
                     names = fields.get(cls)
                     if names is None:
                         names = reversed_field_names(cls)
@@ -314,18 +323,15 @@ class _Collector(cst.CSTVisitor):
                                 push((value, False))
                     continue
             # leaving (a visit skipped the children, or the node's children are done)
-            depth -= 1
             if cls in span_types:
                 span = spans.get(id(node))
                 if span is not None:
                     span[2] = order
-            leave = leavers.get(cls, _UNSEEN)
-            if leave is _UNSEEN:
-                leave = leavers[cls] = _dispatch(self, cls, "leave_")
+            leave = leavers[cls]
             if leave is not None:
                 self.order = order
                 leave(node)
-        self.order, self.depth, self.top = order, depth, top
+        self.order = order
 
     @property
     def scope(self) -> Scope:
