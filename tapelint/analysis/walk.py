@@ -9,6 +9,7 @@ the children) and `on_leave(node)`, which `CSTVisitor` dispatches to `visit_<Typ
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any, Iterator
 
 import libcst as cst
@@ -23,12 +24,26 @@ _SKIP_TYPES: tuple[type, ...] = (
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _never_a_node(annotation: object) -> bool:
+    """Can a field declared with this type only hold text, a flag, a sentinel or formatting (`Name.value: str`,
+    `Arg.comma: Comma | MaybeSentinel`, `Arg.star: Literal["", "*", "**"]`)? Such fields are not read at all."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, (str, int, cst.MaybeSentinel, *_SKIP_TYPES)) or annotation is type(None)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin is typing.Union:
+        return all(_never_a_node(member) for member in typing.get_args(annotation))
+    return False  # a sequence, a forward reference: read it
+
+
 def _field_names(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = tuple(f.name for f in dataclasses.fields(cls) if not f.name.startswith("whitespace")
                       and f.name not in ("lpar", "rpar", "header", "footer", "leading_lines",
-                                         "lines_after_decorators", "trailing_whitespace"))
+                                         "lines_after_decorators", "trailing_whitespace")
+                      and not _never_a_node(f.type))
         # libcst declares a few fields out of source order; put decorators first like the source.
         if "decorators" in names:
             names = ("decorators", *[n for n in names if n != "decorators"])
