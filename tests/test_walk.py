@@ -77,3 +77,29 @@ def test_each_node_knows_its_top_level_statement():
                 entered += 1
     assert entered == len(facts.top_statement) - 1
     assert entered > 0.9 * len(_every_field_walk(module))
+
+
+def test_each_call_knows_its_method_and_receiver():
+    source = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.optimizers.Adam()\n"
+        "class Trainer:\n"
+        "    def step(self, grads, model):\n"
+        "        self.opt.apply_gradients(zip(grads, model.trainable_variables))\n"
+        "        build()().assign(1)\n"
+        "        model.layers[0].get_weights()\n"
+        "        return tf.reduce_mean(grads)\n"
+    )
+    facts = Facts(parse_module(source), source)
+    seen = {site.func or cst.Module([]).code_for_node(site.node.func): (site.method, site.receiver)
+            for site in facts.calls}
+    assert seen == {
+        "tf.keras.optimizers.Adam": ("Adam", "tf.keras.optimizers"),
+        "self.opt.apply_gradients": ("apply_gradients", "self.opt"),
+        "zip": (None, None),
+        "build()().assign": ("assign", None),  # the object is a call's result, no name chain
+        "build()": (None, None),
+        "build": (None, None),
+        "model.layers[0].get_weights": ("get_weights", None),
+        "tf.reduce_mean": ("reduce_mean", "tf"),
+    }

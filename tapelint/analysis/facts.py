@@ -143,19 +143,10 @@ class CallSite:
     qualified: str | None
     tapes: tuple[TapeBlock, ...]
     loop_depth: int
-
-    # Computed once per call site: analyses ask for them in loops over every call of the file.
-    @cached_property
-    def method(self) -> str | None:
-        if type(self.node.func) is cst.Attribute:
-            return self.node.func.attr.value
-        return None
-
-    @cached_property
-    def receiver(self) -> str | None:
-        if type(self.node.func) is cst.Attribute:
-            return dotted(self.node.func.value)
-        return None
+    # `opt.apply_gradients(...)`: "apply_gradients" and "opt" (None when the callee is no attribute, or its
+    # object is no plain name chain). Set by the collector, which has already spelled the callee out.
+    method: str | None = None
+    receiver: str | None = None
 
 
 @dataclass(eq=False)
@@ -627,16 +618,21 @@ class _Collector(cst.CSTVisitor):
         self.f.name_uses.append(NameUse(node.value, self.scopes[-1], self.order, node))
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = dotted(node.func)
+        callee = node.func
+        func = dotted(callee)
         site = CallSite(
-            node=node,
-            scope=self.scopes[-1],
-            order=self.order,
-            func=func,
-            qualified=self.f.imports.resolve_dotted(func) if func is not None else None,
-            tapes=tuple(self.tapes),
-            loop_depth=self.loop_depth[-1],
+            node,
+            self.scopes[-1],
+            self.order,
+            func,
+            self.f.imports.resolve_dotted(func) if func is not None else None,
+            tuple(self.tapes),
+            self.loop_depth[-1],
         )
+        if type(callee) is cst.Attribute:
+            site.method = callee.attr.value  # type: ignore[attr-defined]
+            # `a.b.m`: the receiver is the chain before the method; `f().m`: no chain, no receiver.
+            site.receiver = func.rpartition(".")[0] if func is not None else None
         self.f.calls.append(site)
         self.f.call_by_node[id(node)] = site
 
