@@ -335,7 +335,7 @@ class RemovedKerasApi(Rule):
             if site.qualified in _SAVE_FUNCTIONS:
                 self._save(site, arg_value(site.node, 1, "filepath"), site.func or site.qualified, 1)
                 continue
-            if isinstance(func, cst.Attribute) and method in ("save", "save_weights", "load_weights"):
+            if method in ("save", "save_weights", "load_weights") and isinstance(func, cst.Attribute):
                 if not _is_model(facts, func.value, site.scope, site.order):
                     continue
                 where = f"{site.receiver or render(func.value)}.{method}"
@@ -352,13 +352,13 @@ class RemovedKerasApi(Rule):
                                     instead="it only works for legacy `.h5` files (Keras 3.15 raises ValueError "
                                             "\"`by_name` only supports loading legacy '.h5' or '.hdf5' files\"); "
                                             "drop it and load a `.weights.h5` file saved by the same model")
-            elif isinstance(func, cst.Attribute) and method == "add_metric" and _kinds(
+            elif method == "add_metric" and isinstance(func, cst.Attribute) and _kinds(
                     facts, func.value, site.scope, site.order) <= {Kind.MODEL, Kind.LAYER} and _kinds(
                     facts, func.value, site.scope, site.order):
                 self.report(func.attr, old=f"{site.receiver or render(func.value)}.add_metric()",
                             instead="Keras 3.15 raises NotImplementedError; create a metric in `__init__` and call "
                                     "its `update_state()`, or pass it to `compile(metrics=...)`")
-            elif isinstance(func, cst.Attribute) and method in ("add_variable", "add_weight"):
+            elif method in ("add_variable", "add_weight") and isinstance(func, cst.Attribute):
                 first = arg_value(site.node, 0)
                 if (isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
                         and _kinds(facts, func.value, site.scope, site.order) in ({Kind.LAYER}, {Kind.MODEL})):

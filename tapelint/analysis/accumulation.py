@@ -292,7 +292,7 @@ class _Finder:
             span = self.f.comprehension_spans.get(id(node))
             if span is not None:
                 at = span[0] + 1  # reads in a comprehension see its own targets
-            if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) is not None:
+            if (type(node) is cst.Name or type(node) is cst.Attribute) and dotted(node) is not None:
                 if hit(node, scope, at):
                     return True
                 followed.append((node, at))
@@ -343,9 +343,9 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
 def _adds_in(facts: Facts, expr: cst.BaseExpression) -> bool:
     """Does `expr` add something (`a + g`, `tf.add(a, g)`, `tf.add_n([...])`), lambdas included?"""
     for node in iter_nodes(expr):
-        if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:  # type: ignore[attr-defined]
             return True
-        if isinstance(node, cst.Call) and facts.resolve(node.func) in _ADDING:
+        if type(node) is cst.Call and facts.resolve(node.func) in _ADDING:  # type: ignore[attr-defined]
             return True
     return False
 

@@ -251,7 +251,7 @@ class _Flow:
                 if helper is not None:
                     return self._returns(helper[0], helper[1], binding.index)
         flow = self.expr(value, frame, binding.order)
-        if isinstance(value, (cst.List, cst.Tuple)):
+        if type(value) is cst.List or type(value) is cst.Tuple:
             flow = combine([flow, *self._appended(binding)])
         return flow
 
@@ -269,12 +269,12 @@ class _Flow:
     def expr(self, expr: cst.BaseExpression | None, frame: Frame, order: int) -> Flow:
         if expr is None:
             return NONE
-        if isinstance(expr, cst.Name):
-            if expr.value in ("True", "False", "None"):
+        if type(expr) is cst.Name:
+            if expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
                 return NONE
-            return self.name(expr.value, frame, order)
-        if isinstance(expr, cst.Attribute):
-            return self._attribute(expr, frame, order)
+            return self.name(expr.value, frame, order)  # type: ignore[attr-defined]
+        if type(expr) is cst.Attribute:
+            return self._attribute(expr, frame, order)  # type: ignore[arg-type]
         if type(expr) in _LITERAL_TYPES:  # (exact types: a failed isinstance costs an ABC check)
             return NONE
         if isinstance(expr, cst.BinaryOperation):
@@ -306,11 +306,11 @@ class _Flow:
             if index.state == State.CUT:
                 return combine([self.expr(expr.value, frame, order), index])
             return self.expr(expr.value, frame, order)
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        if type(expr) is cst.List or type(expr) is cst.Tuple or type(expr) is cst.Set:
             return combine([self.expr(e.value, frame, order) for e in expr.elements])
-        if isinstance(expr, cst.Dict):
-            return combine([self.expr(e.value, frame, order) for e in expr.elements])
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        if type(expr) is cst.Dict:
+            return combine([self.expr(e.value, frame, order) for e in expr.elements])  # type: ignore[attr-defined]
+        if type(expr) is cst.ListComp or type(expr) is cst.GeneratorExp or type(expr) is cst.SetComp:
             return self._comprehension(expr.for_in, [expr.elt], frame, order)
         if isinstance(expr, cst.DictComp):
             return self._comprehension(expr.for_in, [expr.value], frame, order)

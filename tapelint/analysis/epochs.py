@@ -215,7 +215,7 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
         # Names that may hold a metric: called directly (`train_loss(loss)`) only these are resolved.
         metric_names = {c.receiver for c in facts.calls if c.method in READ_METHODS | UPDATE_METHODS and c.receiver}
         for binding in facts.bindings:
-            if isinstance(binding.value, cst.Call) and (facts.resolve(binding.value.func) or "").startswith(
+            if type(binding.value) is cst.Call and (facts.resolve(binding.value.func) or "").startswith(  # type: ignore[union-attr]
                     "keras.metrics."):
                 metric_names.add(binding.target)
         found: list[MetricUse] = []

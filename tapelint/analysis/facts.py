@@ -67,9 +67,9 @@ class Scope:
             return frozenset()
         names = set()
         for statement in node.body.body:
-            if isinstance(statement, cst.SimpleStatementLine):
+            if type(statement) is cst.SimpleStatementLine:
                 for small in statement.body:
-                    if isinstance(small, (cst.Global, cst.Nonlocal)):
+                    if type(small) is cst.Global or type(small) is cst.Nonlocal:
                         names.update(n.name.value for n in small.names)
         return frozenset(names)
 
@@ -366,7 +366,7 @@ class _Collector(cst.CSTVisitor):
             params.append(p.name.value)
             self.skip_names.add(id(p.name))
         for p in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(p, cst.Param):
+            if type(p) is cst.Param:
                 self.skip_names.add(id(p.name))
         decorators = []
         for dec in node.decorators:
@@ -566,9 +566,9 @@ class _Collector(cst.CSTVisitor):
         starred = False
         for index, element in enumerate(target.elements):
             inner = element.value
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 starred = True
-            if isinstance(inner, (cst.Tuple, cst.List)):
+            if type(inner) in _SEQUENCE_TYPES:
                 self._unpack(inner, value, (*path, index), stmt, from_loop)
                 continue
             # Positions after a starred target are not known from the left.
@@ -586,7 +586,7 @@ class _Collector(cst.CSTVisitor):
             if source is not None:
                 self.f.stores.append(Store(target, source, path, self.scope, self.order))
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.skip_names.add(id(target))
         binding = Binding(
             name, value, index, self.scopes[-1], self.order, stmt, target, self.loop_depth[-1], tuple(self.tapes)
@@ -683,9 +683,9 @@ class Facts:
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    if isinstance(small, cst.Import):
-                        self.imports.add_import(small)
-                    elif isinstance(small, cst.ImportFrom):
+                    if type(small) is cst.Import:
+                        self.imports.add_import(small)  # type: ignore[arg-type]
+                    elif type(small) is cst.ImportFrom:
                         self.imports.add_import_from(small)
         _Collector(self).run(module)
         self._bindings_by_target: dict[str, list[Binding]] = {}

@@ -100,7 +100,7 @@ class LabelReader:
                     return LabelInfo(Encoding.INTEGER, "integer literals")
                 return self.encoding(inner, scope, order, depth + 1)
             return UNKNOWN
-        if isinstance(expr, (cst.List, cst.Tuple)) and _int_literals(expr):
+        if (type(expr) is cst.List or type(expr) is cst.Tuple) and _int_literals(expr):  # type: ignore[arg-type]
             return LabelInfo(Encoding.INTEGER, "integer literals")
         if isinstance(expr, cst.Subscript):
             # `y_train[:1000]`, `y[idx]`: a selection of rows keeps the encoding.
@@ -155,7 +155,7 @@ class LabelReader:
             return UNKNOWN
         if not path:
             return self.encoding(expr, scope, order, depth + 1)
-        if isinstance(expr, (cst.Tuple, cst.List)):
+        if type(expr) is cst.Tuple or type(expr) is cst.List:
             if path[0] < len(expr.elements) and not isinstance(expr.elements[path[0]], cst.StarredElement):
                 return self._element(expr.elements[path[0]].value, path[1:], scope, order, depth + 1)
             return UNKNOWN
@@ -255,7 +255,7 @@ class LabelReader:
 def _path_in(target: cst.BaseExpression, node: cst.CSTNode) -> list[int] | None:
     if target is node:
         return []
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for index, element in enumerate(target.elements):
             inner = element.value
             sub = _path_in(inner, node)

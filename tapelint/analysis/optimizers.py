@@ -33,7 +33,7 @@ def optimizer_creations(facts: Facts) -> list[OptimizerCreation]:
     def compute() -> list[OptimizerCreation]:
         by_value: dict[int, Binding] = {}
         for binding in facts.bindings:
-            if isinstance(binding.value, cst.Call) and binding.index is None:
+            if type(binding.value) is cst.Call and binding.index is None:
                 by_value[id(binding.value)] = binding
         found = []
         for site in facts.calls:

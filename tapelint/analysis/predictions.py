@@ -40,7 +40,7 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
     """A short description (`model(...)`) when `expr` holds a model's output, else None."""
     if expr is None or depth > 10:
         return None
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         qualified = facts.resolve(expr.func)
         if qualified in ACTIVATION_FUNCTIONS or qualified in _PRESERVING:
             return prediction_source(facts, arg_value(expr, 0), scope, order, depth + 1)
@@ -68,9 +68,9 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
             if cls is not None:
                 return f"`{name}(...)`"
         return None
-    if isinstance(expr, cst.Subscript):
-        return prediction_source(facts, expr.value, scope, order, depth + 1)
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.Subscript:
+        return prediction_source(facts, expr.value, scope, order, depth + 1)  # type: ignore[attr-defined]
+    if type(expr) is cst.BinaryOperation:
         if isinstance(expr.operator, cst.MatrixMultiply) and _is_variable(facts, expr.right, scope, order):
             return f"the output of `... @ {dotted(expr.right)}` (a layer written by hand)"
         if isinstance(expr.operator, cst.Add):

@@ -343,7 +343,7 @@ class _Shapes:
 
     # ------------------------------------------------------------------ expressions
     def _expr(self, expr: cst.BaseExpression, scope: Scope, order: int) -> Struct:
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if type(expr) is cst.Integer or type(expr) is cst.Float:
             return SCALAR
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
             return self.tensor(expr.expression, scope, order)

@@ -571,18 +571,18 @@ class Values:
                 if all(v.kind is Kind.CONTAINER for v in inner):
                     return inner
                 return frozenset({Value(Kind.CONTAINER, id(call), call, items=(self.elements(inner),), uniform=True)})
-        if isinstance(func, cst.Attribute) and func.attr.value in ("values", "keys", "items", "copy"):
+        if type(func) is cst.Attribute and func.attr.value in ("values", "keys", "items", "copy"):  # type: ignore[attr-defined]
             receiver = self.of(func.value, scope, order)
             if all(v.kind is Kind.CONTAINER for v in receiver):
                 out_view: set[Value] = set()
                 for value in receiver:
                     out_view |= _dict_view(value, func.attr.value, call)
                 return frozenset(out_view)
-        if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in DATASET_METHODS:  # type: ignore[attr-defined]
             receiver = self.of(func.value, scope, order)
             if receiver and all(v.kind is Kind.DATASET for v in receiver):
                 return frozenset({Value(Kind.DATASET, id(call), call, cls="tensorflow.data.Dataset")})
-        if isinstance(func, cst.Attribute) and func.attr.value in ("gradient", "jacobian"):
+        if type(func) is cst.Attribute and func.attr.value in ("gradient", "jacobian"):  # type: ignore[attr-defined]
             receiver = self.of(func.value, scope, order)
             if receiver and all(v.kind is Kind.TAPE for v in receiver):
                 return frozenset({Value(Kind.GRADIENTS, id(call), call)})

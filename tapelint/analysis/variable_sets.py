@@ -121,7 +121,7 @@ def gradient_origin(facts: Facts, expr: cst.BaseExpression | None, scope: Scope,
         if isinstance(expr, cst.Call):
             site = grads.get(id(expr))
             return site if site is not None and site.method == "gradient" else None
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        if type(expr) is cst.ListComp or type(expr) is cst.GeneratorExp:
             expr = expr.for_in.iter
             continue
         if not isinstance(expr, cst.Name):
