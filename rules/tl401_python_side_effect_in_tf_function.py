@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.tracing import changed_outside, declared_outside, outer_list, python_number, runs_many, \
-    traced_scope, tracing
+from tapelint.analysis.facts import Scope
+from tapelint.analysis.tracing import Traced, changed_outside, declared_outside, outer_list, python_number, \
+    runs_many, traced_scope, tracing
 from tapelint.analysis.values import values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
@@ -96,9 +97,24 @@ class PythonSideEffectInTfFunction(Rule):
         if not tracing(facts).entries:
             return
         reported: set[tuple[int, str]] = set()
+        # Whether a scope runs traced, many times: asked once per scope, not once per binding, call and read.
+        repeated: dict[int, Traced | None] = {}
+
+        def traced_often(scope: Scope) -> Traced | None:
+            key = id(scope)
+            if key in repeated:
+                return repeated[key]
+            traced = None if scope.is_module else traced_scope(facts, scope)
+            if traced is not None and not runs_many(facts, traced):
+                traced = None
+            repeated[key] = traced
+            return traced
+
         for binding in facts.bindings:
-            traced = traced_scope(facts, binding.scope)
-            if traced is None or binding.class_body is not None or not runs_many(facts, traced):
+            if binding.class_body is not None:
+                continue
+            traced = traced_often(binding.scope)
+            if traced is None:
                 continue
             name = binding.target
             attribute = name.startswith("self.") and name.count(".") == 1 and binding.scope.class_name is not None
@@ -111,8 +127,8 @@ class PythonSideEffectInTfFunction(Rule):
                         function=traced.entry.scope.simple_name,
                         effect="later calls leave it as it was after tracing; keep it in a `tf.Variable` and `assign` it")
         for site in facts.calls:
-            traced = traced_scope(facts, site.scope) if not site.scope.is_module else None
-            if traced is None or not runs_many(facts, traced):
+            traced = traced_often(site.scope)
+            if traced is None:
                 continue
             function = traced.entry.scope.simple_name
             if outer_list(facts, site) is not None:
@@ -123,10 +139,13 @@ class PythonSideEffectInTfFunction(Rule):
                 self.report(site.node, what=f"`{site.func}(...)` draws its random numbers", function=function,
                             effect="every call reuses the same numbers; use `tf.random`")
         for use in facts.name_uses:
-            if use.scope.is_module or (use.name.count(".") > 1) or (use.name.count(".") == 1 and not use.name.startswith("self.")):
+            scope = use.scope
+            traced = repeated[id(scope)] if id(scope) in repeated else traced_often(scope)
+            if traced is None:
                 continue
-            traced = traced_scope(facts, use.scope)
-            if traced is None or (id(traced.entry.scope), use.name) in reported or not runs_many(facts, traced):
+            name = use.name
+            dots = name.count(".")
+            if dots > 1 or (dots == 1 and not name.startswith("self.")) or (id(traced.entry.scope), name) in reported:
                 continue
             changed = changed_outside(facts, use.scope, use.name, use.order)
             if changed is None:
