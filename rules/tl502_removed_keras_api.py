@@ -267,7 +267,7 @@ class RemovedKerasApi(Rule):
             node = use.node
             if not isinstance(node, cst.Attribute) or id(node) in inner:
                 continue  # report the whole chain once, at its outermost attribute
-            qualified = facts.resolve(node) or ""
+            qualified = facts.imports.resolve_dotted(use.name) or ""  # (`use.name` spells the chain out)
             for module, instead in _REMOVED_MODULES.items():
                 if (qualified == module or qualified.startswith(module + ".")) and not _guarded_by_hasattr(
                         facts, node, use.scope, use.order):
@@ -284,7 +284,9 @@ class RemovedKerasApi(Rule):
                 parents[id(node.value)] = node  # type: ignore[attr-defined]
         for use in facts.attribute_uses:
             node = use.node
-            if not isinstance(node, cst.Attribute):
+            # A resolved chain ends in the attribute's own name (only its head is an import): only
+            # `...experimental` and `...legacy` chains can be one of these namespaces.
+            if type(node) is not cst.Attribute or node.attr.value not in ("experimental", "legacy"):  # type: ignore[attr-defined]
                 continue
             qualified = facts.resolve(node)
             if qualified not in _EXPERIMENTAL and qualified != "keras.optimizers.legacy":
