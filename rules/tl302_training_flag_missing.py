@@ -8,7 +8,6 @@ from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls, under_tape
 from tapelint.analysis.keras import model_reader
 from tapelint.analysis.modes import call_defaults_to_training, mode_layers
-from tapelint.analysis.names import dotted
 from tapelint.analysis.training import parts
 from tapelint.analysis.values import Kind, Value, flatten, values_of
 from tapelint.diagnostic import Severity
@@ -169,8 +168,8 @@ class TrainingFlagMissing(Rule):
                 continue
             if sum(1 for a in call.args if a.keyword is None) > 1:
                 continue  # `model(x, True)`: Keras 2 took the second positional argument as `training`
-            name = dotted(call.func)
-            if name is None or not under_tape(facts, site, every_caller=True, levels=1) or site.qualified is not None:
+            name = site.func  # (the callee, spelled out)
+            if name is None or site.qualified is not None or not under_tape(facts, site, every_caller=True, levels=1):
                 continue
             cls = facts.classes.get(site.scope.class_name or "")
             if name in facts.functions or (name.startswith("self.") and cls is not None and name[5:] in cls.methods):

@@ -256,3 +256,33 @@ def test_a_dataset_apply_is_not_an_optimizer_step():
         ds = ds.apply(tf.data.experimental.unbatch())
     """)
     assert apply_sites(facts) == []
+
+
+def test_the_binding_a_read_sees_depends_on_where_the_read_is():
+    # Answers are kept per name, scope and read: asking again, or at another read, gives that read's own.
+    facts = _facts("""
+        import tensorflow as tf
+        lr = 1e-3
+        opt = tf.keras.optimizers.Adam(lr)
+        lr = 0.5
+        def step(x):
+            lr = 1.0
+            return x * lr
+        def other(x):
+            return x * lr
+    """)
+    reads = {(use.scope.simple_name, use.order): use for use in facts.name_uses if use.name == "lr"}
+    module = facts.module_scope
+    first_read = min(order for (scope, order) in reads if scope == "<module>")
+    for _ in range(2):
+        seen = facts.binding_before("lr", module, first_read)
+        assert seen is not None and seen.value.value == "1e-3"
+        late = facts.binding_before("lr", module, 10**6)
+        assert late is not None and late.value.value == "0.5"
+        step_scope = next(s for s in facts.scopes if s.simple_name == "step")
+        inner = facts.binding_before("lr", step_scope, 10**6)
+        assert inner is not None and inner.value.value == "1.0"
+        assert [b.value.value for b in facts.visible_bindings("lr", step_scope)] == ["1.0"]
+        other_scope = next(s for s in facts.scopes if s.simple_name == "other")
+        assert [b.value.value for b in facts.visible_bindings("lr", other_scope)] == ["1e-3", "0.5"]
+        assert facts.binding_before("lr", step_scope, step_scope.order) is None  # before its own `lr = 1.0`

@@ -697,6 +697,9 @@ class Facts:
                 self._calls_by_func.setdefault(call.func, []).append(call)
         self._cache: dict[object, object] = {}
         self._resolved: dict[int, tuple[object, str | None]] = {}
+        # Scopes live as long as these facts, so their ids are stable keys.
+        self._visible: dict[tuple[str, int], list[Binding]] = {}
+        self._before: dict[tuple[str, int, int], object] = {}
 
     @property
     def code(self) -> str:
@@ -798,7 +801,16 @@ class Facts:
         return index.get(id(node), [])  # type: ignore[union-attr]
 
     def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
-        """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it."""
+        """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it.
+        One answer per name and scope, kept (a read of a common name is asked about again and again): the
+        list is shared, callers do not change it."""
+        key = (target, id(scope))
+        found = self._visible.get(key)
+        if found is None:
+            found = self._visible[key] = self._visible_bindings(target, scope)
+        return found
+
+    def _visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
         if not self.bindings_of(target):
             return []
         # A class body's names are class attributes: plain reads elsewhere never see them.
@@ -816,7 +828,15 @@ class Facts:
         return []
 
     def binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
-        """The binding of `target` a read at `order` in `scope` sees (last one before it)."""
+        """The binding of `target` a read at `order` in `scope` sees (last one before it). Kept per
+        read: the same read is asked about by several analyses."""
+        key = (target, id(scope), order)
+        found = self._before.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._before[key] = self._binding_before(target, scope, order)
+        return found  # type: ignore[return-value]
+
+    def _binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
         visible = [b for b in self.visible_bindings(target, scope) if b.visible_at(order)]
         if not visible:
             return None
