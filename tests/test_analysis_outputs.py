@@ -319,3 +319,47 @@ def test_a_prediction_rebound_in_a_branch_is_known_only_when_every_definition_re
         Output.UNKNOWN,  # after the loop: the softmax may or may not have run
         Output.PROBABILITIES,  # made and read in the same branch
     ]
+
+
+def test_a_prediction_rebound_in_a_branch_at_module_level():
+    # A script's top-level code: the blocks around a read and a definition are found statement by statement.
+    facts = _facts("""
+        import tensorflow as tf
+
+        dense = tf.keras.layers.Dense(10)
+        x = tf.zeros((2, 3))
+        evaluate = False
+
+        out = dense(x)
+        if evaluate:
+            out = tf.nn.softmax(out)
+        probe(out)
+
+        agreed = tf.nn.softmax(dense(x))
+        for _ in range(2):
+            agreed = tf.nn.softmax(dense(x) * 2.0)
+        probe(agreed)
+
+        if evaluate:
+            inside = tf.nn.softmax(dense(x))
+            probe(inside)
+        else:
+            inside = dense(x)
+            probe(inside)
+
+        def later():
+            probe(out)
+
+        made = tf.nn.softmax(dense(x))
+        probe(made)
+    """)
+    reader = model_reader(facts)
+    kinds = [reader.value_kind(expr, scope, order).kind for expr, scope, order in _probes(facts)]
+    assert kinds == [
+        Output.UNKNOWN,  # logits, or probabilities when `evaluate` was set
+        Output.PROBABILITIES,  # both definitions are probabilities
+        Output.PROBABILITIES,  # read in the branch that made it
+        Output.LOGITS,  # the `else` branch's own definition
+        Output.PROBABILITIES,  # in a function, which runs after the module: its last definition (no branch question across scopes)
+        Output.PROBABILITIES,  # no branch at all
+    ]

@@ -411,6 +411,7 @@ class ModelReader:
         # id(scope root) -> the branches around every node of it, once a second question about that scope
         # comes (None after the first: one question is answered by a search that stops early).
         self._branch_maps: dict[int, dict[int, tuple[int, ...]] | None] = {}
+        self._top_branch_maps: dict[int, dict[int, tuple[int, ...]]] = {}
 
     # --- models
     def model_of(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> ModelInfo | None:
@@ -665,6 +666,13 @@ class ModelReader:
 
     def _assigned_in_branch(self, binding: Binding, use: cst.CSTNode) -> bool:
         """Is `binding` made inside an `if`/loop/`try` block that does not also hold `use`?"""
+        if binding.scope.node is None:
+            # At module level the blocks around a node all lie in its top-level statement: map that
+            # statement alone (a script's module body is most of the file).
+            around_binding = self._around_at_top(binding.target_node)
+            around_use = self._around_at_top(use)
+            if around_binding is not None and around_use is not None:
+                return any(block not in around_use for block in around_binding)
         root = binding.scope.node if binding.scope.node is not None else self.f.module
         if id(root) not in self._branch_maps:
             self._branch_maps[id(root)] = None
@@ -676,6 +684,20 @@ class ModelReader:
         around_binding = found.get(id(binding.target_node), ())
         around_use = found.get(id(use), ())
         return any(block not in around_use for block in around_binding)
+
+    def _around_at_top(self, node: cst.CSTNode) -> tuple[int, ...] | None:
+        """The branching statements around `node` in the module's own body (None when the node is not
+        one the collector numbered)."""
+        index = self.f.top_statement.get(id(node))
+        if index is None or index < 0:
+            return None
+        found = self._top_branch_maps.get(index)
+        if found is None:
+            statement = self.f.module.body[index]
+            # A definition is another scope: nothing in it is in the module's own body.
+            found = self._top_branch_maps[index] = {} if type(statement) in DEFINITION_TYPES \
+                else _branches_around(statement)
+        return found.get(id(node), ())
 
     def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
         binding = self.f.binding_before(name, scope, order)
