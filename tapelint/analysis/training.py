@@ -69,9 +69,18 @@ def _only_inputs(found: frozenset[Value]) -> bool:
     return all(v.kind in (Kind.VARIABLE, Kind.CONTAINER, Kind.EXTERNAL) and not v.owner for v in flatten(found))
 
 
-def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
+def parts(facts: Facts, model: Value) -> frozenset[Value] | None:
     """The models and layers a model is built from, to any depth (itself included), or None when its
-    construction cannot be read."""
+    construction cannot be read. One answer per model, kept: rules ask it for every gradient call."""
+
+    def compute() -> frozenset[Value] | None:
+        found = _parts(facts, model, 0)
+        return frozenset(found) if found is not None else None
+
+    return facts.cached(("training.parts", model), compute)  # type: ignore[no-any-return]
+
+
+def _parts(facts: Facts, model: Value, depth: int) -> set[Value] | None:
     out = {model}
     if depth > 6 or model.node is None:
         return out
@@ -85,7 +94,7 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
         for element in resolver.elements(layers):
             if element.kind is Kind.UNKNOWN:
                 return None
-            inner = parts(facts, element, depth + 1)
+            inner = _parts(facts, element, depth + 1)
             if inner is None:
                 return None
             out |= inner
@@ -94,7 +103,7 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
             for call in facts.method_calls(binding.target, "add"):
                 if call.order > binding.order:
                     for element in resolver.of(arg_value(call.node, 0, "layer"), call.scope, call.order):
-                        out |= parts(facts, element, depth + 1) or {element}
+                        out |= _parts(facts, element, depth + 1) or {element}
         return out
     if isinstance(node, cst.Call) and model.cls in ("keras.Model", "keras.models.Model"):
         # A functional model: every model or layer called in the scope that builds it, before it.
@@ -108,7 +117,7 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
                 continue
             for element in resolver.of(use.node, use.scope, use.order):
                 if element.kind in _MODEL_KINDS and element != model:
-                    out |= parts(facts, element, depth + 1) or {element}
+                    out |= _parts(facts, element, depth + 1) or {element}
         return out
     if model.cls is not None and model.cls in facts.classes:
         # A subclass: what its methods store on `self`.
@@ -116,7 +125,7 @@ def parts(facts: Facts, model: Value, depth: int = 0) -> set[Value] | None:
             if binding.target.startswith("self."):
                 for element in flatten(resolver.binding_values(binding)):
                     if element.kind in _MODEL_KINDS and element != model:
-                        out |= parts(facts, element, depth + 1) or {element}
+                        out |= _parts(facts, element, depth + 1) or {element}
         return out
     return out
 
