@@ -89,7 +89,7 @@ class TapeBlock:
         return self.order < order < self.end_order
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     target: str
     value: cst.BaseExpression | None
@@ -121,7 +121,7 @@ class Binding:
         return self.comprehension is None or self.comprehension[0] < order <= self.comprehension[1]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Store:
     """A value assigned to a target that is not a name or attribute chain (`d["gen"] = opt`)."""
 
@@ -134,7 +134,7 @@ class Store:
     operator: cst.BaseAugOp | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CallSite:
     node: cst.Call
     scope: Scope
@@ -149,7 +149,7 @@ class CallSite:
     receiver: str | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ReturnSite:
     value: cst.BaseExpression | None
     scope: Scope
@@ -164,7 +164,7 @@ class ClassInfo:
     methods: dict[str, Scope] = field(default_factory=dict)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class NameUse:
     name: str
     scope: Scope
