@@ -7,8 +7,10 @@ Each file is many different training programs in one module (subclassed and Sequ
 layers, losses, `tf.function` train and test steps with tapes, clipping, metrics, epoch loops over
 datasets, evaluation), every one with its own names, a few of them with real findings. For each size the
 script prints tapelint's time and its ratio to a bare `libcst.parse_module` of the same text and to that
-parse plus libcst's PositionProvider, all measured in the same run (CPU time of this process, best of
-`--repeat`). Roughly linear growth keeps the ratios flat from one size to the next.
+parse plus libcst's PositionProvider, all measured in the same run (CPU time of this process). Each of
+`--repeat` rounds times the three one after another, so that a round's figures share the machine's speed
+of the moment; a ratio is the median of the rounds' own ratios, with their range. Roughly linear growth
+keeps the ratios flat from one size to the next.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import resource
-import time
+import statistics
 
 _UNIT = '''
 
@@ -162,20 +164,18 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _best(function, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = _cpu()
-        function()
-        best = min(best, _cpu() - start)
-    return best
+def _timed(function) -> float:  # type: ignore[no-untyped-def]
+    gc.collect()
+    start = _cpu()
+    function()
+    return _cpu() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1100, 2200, 4400, 8800])
-    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per figure")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds per size; each round times a parse, a parse with positions and a lint in turn")
     args = parser.parse_args()
 
     import libcst as cst
@@ -186,26 +186,34 @@ def main() -> None:
 
     config = Config()
     lint_source(training_source(200), "warmup.py", config)  # imports, registry, rule classes
-    print(f"{'lines':>6} {'parse s':>8} {'parse+pos s':>11} {'tapelint s':>10} {'/parse':>7} {'/parse+pos':>10} "
+    print(f"{'lines':>6} {'parse s':>8} {'parse+pos s':>11} {'tapelint s':>10} {'/parse':>17} {'/parse+pos':>10} "
           f"{'findings':>8} {'s per 1k lines':>14}")
     first = None
     for size in args.sizes:
         source = training_source(size)
         lines = source.count("\n")
-        parse = _best(lambda: cst.parse_module(source), args.repeat)
-        parse_pos = _best(lambda: MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-                          .resolve(PositionProvider), args.repeat)
         found: list = []
-        lint = _best(lambda: found.__setitem__(slice(None), lint_source(source, f"size_{size}.py", config)),
-                     args.repeat)
+        rounds: list[tuple[float, float, float]] = []
+        # Interleaved: the machine's speed drifts within minutes, and a round's three figures share it.
+        for _ in range(args.repeat):
+            parse = _timed(lambda: cst.parse_module(source))
+            parse_pos = _timed(lambda: MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+                               .resolve(PositionProvider))
+            lint = _timed(lambda: found.__setitem__(slice(None), lint_source(source, f"size_{size}.py", config)))
+            rounds.append((parse, parse_pos, lint))
+        parse, parse_pos, lint = (min(r[k] for r in rounds) for k in range(3))
+        to_parse = sorted(r[2] / r[0] for r in rounds)
+        to_parse_pos = statistics.median(r[2] / r[1] for r in rounds)
+        spread = f"{statistics.median(to_parse):.2f} ({to_parse[0]:.2f}-{to_parse[-1]:.2f})"
         internal = sum(1 for d in found if d.code == "TL999")
         per_k = lint / lines * 1000
         first = first or per_k
-        print(f"{lines:>6} {parse:>8.2f} {parse_pos:>11.2f} {lint:>10.2f} {lint / parse:>7.2f} "
-              f"{lint / parse_pos:>10.2f} {len(found):>8} {per_k:>8.3f} ({per_k / first:.2f}x)"
+        print(f"{lines:>6} {parse:>8.2f} {parse_pos:>11.2f} {lint:>10.2f} {spread:>17} "
+              f"{to_parse_pos:>10.2f} {len(found):>8} {per_k:>8.3f} ({per_k / first:.2f}x)"
               + (f"  {internal} INTERNAL ERRORS" if internal else ""))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {peak:.0f} MB; CPU time of this process, best of {args.repeat}")
+    print(f"peak RSS {peak:.0f} MB; CPU time of this process: seconds are the best of {args.repeat} rounds, "
+          "ratios the median of the rounds' own ratios (their range in brackets)")
 
 
 if __name__ == "__main__":
