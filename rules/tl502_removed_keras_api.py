@@ -82,6 +82,7 @@ _REMOVED_MODULES = {
     "keras.dtensor": "use `keras.distribution` (DataParallel, ModelParallel) instead of `tf.keras.dtensor`",
     "keras.callbacks.experimental": "use the stable callback, e.g. `keras.callbacks.BackupAndRestore`",
 }
+_REMOVED_MODULE_WORDS = ("estimator", "dtensor", "experimental")
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
@@ -263,11 +264,18 @@ class RemovedKerasApi(Rule):
         for use in facts.attribute_uses:
             if isinstance(use.node, cst.Attribute):
                 inner.add(id(use.node.value))
+        aliases = facts.imports.aliases
         for use in facts.attribute_uses:
             node = use.node
-            if not isinstance(node, cst.Attribute) or id(node) in inner:
+            if id(node) in inner:
                 continue  # report the whole chain once, at its outermost attribute
-            qualified = facts.imports.resolve_dotted(use.name) or ""  # (`use.name` spells the chain out)
+            # Only a chain whose head is an import can resolve, and the canonical spelling of the import and
+            # the chain (`use.name`) never brings in a word the expansion lacks.
+            head, _, rest = use.name.partition(".")
+            base = aliases.get(head)
+            if base is None or not any(word in base or word in rest for word in _REMOVED_MODULE_WORDS):
+                continue
+            qualified = facts.imports.resolve_dotted(use.name) or ""
             for module, instead in _REMOVED_MODULES.items():
                 if (qualified == module or qualified.startswith(module + ".")) and not _guarded_by_hasattr(
                         facts, node, use.scope, use.order):

@@ -59,3 +59,22 @@ def test_a_constant_passed_positionally_to_a_layer_is_reported_but_not_a_variabl
 def test_output_shape_of_a_layer_is_reported_and_of_a_model_is_not():
     assert _tl502("print([layer.output_shape for layer in model.layers])") == [13]
     assert _tl502("print(model.output_shape)") == []
+
+
+def test_removed_modules_are_reported_through_any_import_spelling():
+    header = """
+from tensorflow.keras import estimator as est
+from tensorflow import keras
+import tensorflow.keras.callbacks.experimental as cbx
+from tensorflow.keras import dtensor
+"""
+    line = 13 + header.count("\n")  # the loop's SAVE line, below the header
+    assert _tl502("est.model_to_estimator(model)", header) == [line]
+    assert _tl502("keras.estimator.model_to_estimator(keras_model=model)", header) == [line]
+    assert _tl502("tf.keras.estimator.model_to_estimator(model)", header) == [line]
+    assert _tl502('cbx.BackupAndRestore("/tmp/backup")', header) == [line]
+    assert _tl502('tf.keras.callbacks.experimental.BackupAndRestore("/tmp/backup")', header) == [line]
+    assert _tl502('dtensor.Mesh(["batch"], None, None)', header) == [line]
+    # The stable names, and a module of the user's own that happens to be called `estimator`, are not.
+    assert _tl502('tf.keras.callbacks.BackupAndRestore("/tmp/backup")', header) == []
+    assert _tl502("estimator.model_to_estimator(model)", "from . import estimator\n") == []
