@@ -16,7 +16,6 @@ import libcst as cst
 
 from tapelint.analysis.blocks import Span, blocks
 from tapelint.analysis.facts import CallSite, Facts, Scope
-from tapelint.analysis.names import dotted
 from tapelint.analysis.steps import STEP_APPLY_METHODS
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
 
@@ -26,6 +25,8 @@ READ_METHODS = frozenset({"result"})
 RESET_METHODS = frozenset({"reset_state", "reset_states"})
 # A model's `reset_metrics()` resets every metric the model tracks.
 MODEL_RESETS = frozenset({"reset_metrics"})
+_READ_OR_UPDATE = READ_METHODS | UPDATE_METHODS
+_METRIC_METHODS = UPDATE_METHODS | READ_METHODS | RESET_METHODS
 STEP_METHODS = STEP_APPLY_METHODS | {"train_on_batch"}
 _CALL_LEVELS = 4
 
@@ -213,7 +214,7 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
     def compute() -> list[MetricUse]:
         resolver = values(facts)
         # Names that may hold a metric: called directly (`train_loss(loss)`) only these are resolved.
-        metric_names = {c.receiver for c in facts.calls if c.method in READ_METHODS | UPDATE_METHODS and c.receiver}
+        metric_names = {c.receiver for c in facts.calls if c.method in _READ_OR_UPDATE and c.receiver}
         for binding in facts.bindings:
             if type(binding.value) is cst.Call and (facts.resolve(binding.value.func) or "").startswith(  # type: ignore[union-attr]
                     "keras.metrics."):
@@ -225,10 +226,10 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
             if method in MODEL_RESETS:
                 found.append(MetricUse(site, "reset", frozenset(), True))
                 continue
-            if method in UPDATE_METHODS | READ_METHODS | RESET_METHODS:
+            if method in _METRIC_METHODS:
                 what = "update" if method in UPDATE_METHODS else "read" if method in READ_METHODS else "reset"
                 receiver = resolver.of(func.value, site.scope, site.order)  # type: ignore[union-attr]
-            elif site.qualified is None and dotted(func) in metric_names:
+            elif site.qualified is None and site.func in metric_names:
                 what = "update"
                 receiver = resolver.of(func, site.scope, site.order)
                 if not any(_created_metric(v) for v in receiver):
