@@ -139,8 +139,7 @@ class PythonSideEffectInTfFunction(Rule):
                 self.report(site.node, what=f"`{site.func}(...)` draws its random numbers", function=function,
                             effect="every call reuses the same numbers; use `tf.random`")
         for use in facts.name_uses:
-            scope = use.scope
-            traced = repeated[id(scope)] if id(scope) in repeated else traced_often(scope)
+            traced = traced_often(use.scope)
             if traced is None:
                 continue
             name = use.name

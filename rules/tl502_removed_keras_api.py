@@ -7,7 +7,7 @@ from tapelint.analysis.dataflow import render
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import model_reader
-from tapelint.analysis.names import dotted
+from tapelint.analysis.names import canonical, dotted
 from tapelint.analysis.values import Kind, is_unknown, values, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
@@ -264,18 +264,16 @@ class RemovedKerasApi(Rule):
         for use in facts.attribute_uses:
             if isinstance(use.node, cst.Attribute):
                 inner.add(id(use.node.value))
-        aliases = facts.imports.aliases
         for use in facts.attribute_uses:
             node = use.node
             if id(node) in inner:
                 continue  # report the whole chain once, at its outermost attribute
-            # Only a chain whose head is an import can resolve, and the canonical spelling of the import and
-            # the chain (`use.name`) never brings in a word the expansion lacks.
-            head, _, rest = use.name.partition(".")
-            base = aliases.get(head)
-            if base is None or not any(word in base or word in rest for word in _REMOVED_MODULE_WORDS):
+            # The canonical spelling never brings in a word the expanded chain lacks: only chains naming one
+            # of these words are spelled out.
+            expanded = facts.imports.expand_dotted(use.name)
+            if expanded is None or not any(word in expanded for word in _REMOVED_MODULE_WORDS):
                 continue
-            qualified = facts.imports.resolve_dotted(use.name) or ""
+            qualified = canonical(expanded)
             for module, instead in _REMOVED_MODULES.items():
                 if (qualified == module or qualified.startswith(module + ".")) and not _guarded_by_hasattr(
                         facts, node, use.scope, use.order):

@@ -139,11 +139,18 @@ class ImportMap:
 
     def resolve_dotted(self, name: str) -> str | None:
         """`resolve` for a chain already spelled out (`dotted(node)`)."""
+        expanded = self.expand_dotted(name)
+        return canonical(expanded) if expanded is not None else None
+
+    def expand_dotted(self, name: str) -> str | None:
+        """The chain with its head replaced by what the import names, before the canonical spelling (which
+        only rewrites a prefix into another, `tensorflow.keras.` into `keras.`); None when the head is no
+        import."""
         head, _, rest = name.partition(".")
         base = self.aliases.get(head)
         if base is None:
             return None
-        return canonical(f"{base}.{rest}" if rest else base)
+        return f"{base}.{rest}" if rest else base
 
 
 def origin(imports: ImportMap, node: cst.BaseExpression | None) -> str | None:
