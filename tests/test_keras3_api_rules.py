@@ -75,6 +75,9 @@ from tensorflow.keras import dtensor
     assert _tl502('cbx.BackupAndRestore("/tmp/backup")', header) == [line]
     assert _tl502('tf.keras.callbacks.experimental.BackupAndRestore("/tmp/backup")', header) == [line]
     assert _tl502('dtensor.Mesh(["batch"], None, None)', header) == [line]
+    # The removed module's name spelled only in the import, never where it is used.
+    alone = "\nimport tensorflow.keras.callbacks.experimental as cbx\n"
+    assert _tl502('cbx.BackupAndRestore("/tmp/backup")', alone) == [13 + alone.count("\n")]
     # The stable names, and a module of the user's own that happens to be called `estimator`, are not.
     assert _tl502('tf.keras.callbacks.BackupAndRestore("/tmp/backup")', header) == []
     assert _tl502("estimator.model_to_estimator(model)", "from . import estimator\n") == []
