@@ -8,6 +8,7 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
+from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import (
     Fate,
     apply_sites,
@@ -286,3 +287,25 @@ def test_the_binding_a_read_sees_depends_on_where_the_read_is():
         other_scope = next(s for s in facts.scopes if s.simple_name == "other")
         assert [b.value.value for b in facts.visible_bindings("lr", other_scope)] == ["1e-3", "0.5"]
         assert facts.binding_before("lr", step_scope, step_scope.order) is None  # before its own `lr = 1.0`
+
+
+def test_every_attribute_of_a_chain_is_a_use_spelled_in_full():
+    # The collector spells a chain once and hands each inner attribute its prefix: the uses must be the
+    # ones spelling every attribute afresh would give, calls and chains on a call's result included.
+    facts = _facts("""
+        import tensorflow as tf
+        def step(model, x):
+            y = tf.keras.layers.Dense(4)(x)
+            z = model.encoder.block.norm(y)
+            w = make().head.out
+            return self.opt.inner.apply_gradients(zip(g, v)), tf.nn.relu(z).shape.rank
+        """)
+    spelled = sorted(use.name for use in facts.attribute_uses)
+    assert spelled == sorted([
+        "tf.keras.layers.Dense", "tf.keras.layers", "tf.keras",
+        "model.encoder.block.norm", "model.encoder.block", "model.encoder",
+        "self.opt.inner.apply_gradients", "self.opt.inner", "self.opt",
+        "tf.nn.relu", "tf.nn",
+    ])
+    for use in facts.attribute_uses:
+        assert use.name == dotted(use.node)

@@ -235,6 +235,9 @@ class _Collector(cst.CSTVisitor):
         self.element_ends: dict[int, list[int]] = {}  # id(first CompFor) -> its comprehension's element part
         self.pending: list[int] = []
         self.right_operands: dict[int, list[int]] = {}
+        # id(attribute) -> its dotted spelling (or None), spelled by the call or attribute just outside it,
+        # which the walk visits first: `a.b.c` is spelled once, not once per attribute of the chain.
+        self.chains: dict[int, str | None] = {}
         self.open_ands: dict[int, list[int]] = {}
         self.top_statement = facts.top_statement
         self.spans = facts.spans
@@ -604,9 +607,14 @@ class _Collector(cst.CSTVisitor):
     # ----- uses
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip_names.add(id(node.attr))
-        name = dotted(node)
+        # The chain's spelling, when the call or the attribute around it has spelled it already.
+        name = self.chains.pop(id(node), _UNSEEN)
+        if name is _UNSEEN:
+            name = dotted(node)
         if name is not None:
             self.f.name_uses.append(NameUse(name, self.scopes[-1], self.order, node))
+            if type(node.value) is cst.Attribute:
+                self.chains[id(node.value)] = name.rpartition(".")[0]
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -630,6 +638,7 @@ class _Collector(cst.CSTVisitor):
             self.loop_depth[-1],
         )
         if type(callee) is cst.Attribute:
+            self.chains[id(callee)] = func
             site.method = callee.attr.value  # type: ignore[attr-defined]
             # `a.b.m`: the receiver is the chain before the method; `f().m`: no chain, no receiver.
             site.receiver = func.rpartition(".")[0] if func is not None else None
