@@ -22,7 +22,7 @@ def _sources() -> list[str]:
 @pytest.fixture
 def stand_ins(monkeypatch):
     """The stand-in constructors from the first parse on, whatever this process parsed before."""
-    monkeypatch.setattr(parsing, "_FAST_AFTER", 0)
+    monkeypatch.setattr(parsing, "_FAST_FOR", 0)
     monkeypatch.setattr(parsing, "_fast", None)
 
 
@@ -30,9 +30,10 @@ def stand_ins(monkeypatch):
 @pytest.mark.parametrize("constructors", ["libcst's", "stand-ins"])
 def test_the_tree_is_the_one_libcst_parses(constructors, monkeypatch):
     if constructors == "stand-ins":
-        monkeypatch.setattr(parsing, "_FAST_AFTER", 0)
+        monkeypatch.setattr(parsing, "_FAST_FOR", 0)
         monkeypatch.setattr(parsing, "_fast", None)
     else:
+        monkeypatch.setattr(parsing, "_FAST_FOR", 10**12)
         monkeypatch.setattr(parsing, "_FAST_AFTER", 10**12)
         monkeypatch.setattr(parsing, "_fast", None)
     sources = _sources()
@@ -69,10 +70,18 @@ def test_the_stand_ins_cover_the_nodes_the_parser_builds_most(stand_ins):
     # A class left out falls back to libcst's constructor silently: this keeps the saving from vanishing
     # with a libcst upgrade unnoticed.
     parse_module("x = f(a, b=1)\n")
-    for cls in (cst.Name, cst.SimpleWhitespace, cst.Attribute, cst.Dot, cst.Call, cst.Arg, cst.Newline,
-                cst.TrailingWhitespace, cst.SimpleStatementLine, cst.Assign, cst.AssignTarget, cst.Comma,
-                cst.Expr, cst.FunctionDef, cst.IndentedBlock, cst.Module):
-        assert cls in parsing._fast, cls.__name__
+    for name in parsing._COMMON_NODES:
+        assert getattr(cst, name) in parsing._fast, name
+    # They are the classes most nodes of real training code belong to.
+    counts: dict[type, int] = {}
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        pending: list[cst.CSTNode] = [cst.parse_module(path.read_text(encoding="utf-8"))]
+        while pending:
+            node = pending.pop()
+            counts[type(node)] = counts.get(type(node), 0) + 1
+            pending.extend(node.children)
+    covered = sum(count for cls, count in counts.items() if cls in parsing._fast)
+    assert covered > 0.9 * sum(counts.values())
 
 
 def test_a_stand_in_constructor_builds_what_libcsts_builds(stand_ins):
@@ -111,12 +120,21 @@ def test_validation_comes_back_when_the_parse_fails(stand_ins):
 
 
 def test_a_short_run_never_builds_the_stand_ins(monkeypatch):
-    # Building them costs more than one short file's parse saves (pre-commit on one file).
+    # Building them costs more than one short file's parse saves (pre-commit on one file); a long text, or
+    # a run that has parsed many short ones, builds them once.
     monkeypatch.setattr(parsing, "_fast", None)
     monkeypatch.setattr(parsing, "_parsed", 0)
     parse_module("import tensorflow as tf\n" * 100)
     assert parsing._fast is None
-    parse_module("x = 1\n" * 4000)
+    parse_module("x = 1\n" * (parsing._FAST_FOR // 6 + 1))
+    assert parsing._fast is not None
+    monkeypatch.setattr(parsing, "_fast", None)
+    monkeypatch.setattr(parsing, "_parsed", 0)
+    short = "y = 2\n" * (parsing._FAST_FOR // 12)  # half the length that pays alone
+    while parsing._parsed + len(short) < parsing._FAST_AFTER:
+        parse_module(short)
+        assert parsing._fast is None
+    parse_module(short)
     assert parsing._fast is not None
 
 
