@@ -307,21 +307,21 @@ class Values:
         f = self.f
         if not f.bindings_of(name):
             return []
-
         # Scope by scope (an index per scope: a common name has many bindings in other functions).
-        def visible(current: Scope) -> list[Binding]:
-            return [b for b in f.bindings_here(name, current) if b.class_body is None and b.visible_at(order)]
-
-        own = [b for b in visible(scope) if b.comprehension is not None]
+        here = [b for b in f.bindings_here(name, scope) if b.class_body is None and b.visible_at(order)]
+        own = [b for b in here if b.comprehension is not None]
         if own:
             return [own[-1]]
-        for current in scope.chain():
-            here = visible(current)
+        if here:
+            return self._last_before(here, order)
+        if name in scope.params:
+            return []
+        current = scope.parent
+        while current is not None:
+            here = [b for b in f.bindings_here(name, current) if b.class_body is None and b.visible_at(order)]
             if here:
-                if current is scope:
-                    return self._last_before(here, order)
                 # A read from an inner function: the enclosing scope's value each time the function runs.
-                runs = self.f.runs_at(scope, current)
+                runs = f.runs_at(scope, current)
                 if not runs:
                     return here
                 found: list[Binding] = []
@@ -330,6 +330,7 @@ class Values:
                 return found or here
             if name in current.params:
                 return []
+            current = current.parent
         return []
 
     def _last_before(self, bindings: list[Binding], order: int) -> list[Binding]:
