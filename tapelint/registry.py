@@ -32,6 +32,7 @@ class RuleInfo(NamedTuple):
     options: tuple[tuple[str, str], ...]  # (option name, type name)
 
 
+@functools.lru_cache(maxsize=1)
 def index() -> tuple[RuleInfo, ...]:
     from tapelint.rule_index import RULES
 
@@ -52,6 +53,7 @@ def index_text(rules: tuple[type[Rule], ...]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=32)  # asked for every file linted, mostly with the same codes
 def rules_for(codes: tuple[str, ...]) -> tuple[type[Rule], ...]:
     """The rule classes of these codes (importing only their modules), in code order."""
     by_code = {info.code: info for info in index()}
@@ -135,10 +137,16 @@ def _specificity(rule_code: str, rule_name: str, selector: str) -> int:
     return len(selector)
 
 
-def resolve(select: list[str] | None, extend_select: list[str], ignore: list[str]) -> tuple[str, ...]:
+def resolve(select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]) -> tuple[str, ...]:
     """The codes of the enabled rules: `select` (or the defaults) plus `extend_select`, minus `ignore`.
     When a rule is both selected and ignored, the more specific selector wins; at equal specificity,
     `ignore` does."""
+    return _resolve(tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore))
+
+
+@functools.lru_cache(maxsize=64)  # asked for every file linted, mostly with the same selection
+def _resolve(select: tuple[str, ...] | None, extend_select: tuple[str, ...],
+             ignore: tuple[str, ...]) -> tuple[str, ...]:
     enabled = []
     for rule in index():
         chosen = [_specificity(rule.code, rule.name, s) for s in (*(select or ()), *extend_select)]
