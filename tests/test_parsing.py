@@ -150,3 +150,42 @@ def test_the_node_classes_read_by_exact_type_have_no_subclasses():
                 cst.Dict, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.Subscript, cst.Global, cst.Nonlocal,
                 cst.SimpleStatementLine, cst.Param, cst.StarredElement, cst.Add, cst.Import, cst.ImportFrom):
         assert cls.__subclasses__() == [], cls
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="POSIX fork")
+def test_a_fork_made_during_another_threads_parse_gets_libcsts_constructors_back(stand_ins):
+    # The daemon forks its workers; a fork taken while another thread was inside a parse must not keep the
+    # stand-ins and the validation switched off for the rest of the child's life.
+    import multiprocessing
+
+    parse_module("pass\n")
+    saved = parsing._parsing
+    with parsing._lock:
+        parsing._parsing += 1
+        stand_ins_now = {cls: fast for cls, (_, fast) in parsing._fast.items()}
+        for cls, fast in stand_ins_now.items():
+            type.__setattr__(cls, "__init__", fast)
+    try:
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_report_constructors, args=(queue,))
+        child.start()
+        child.join(timeout=60)
+        assert queue.get(timeout=5) == (True, True, 0)
+    finally:
+        with parsing._lock:
+            parsing._parsing = saved
+            for cls, (original, _) in parsing._fast.items():
+                type.__setattr__(cls, "__init__", original)
+    _libcsts_constructors_are_back()
+
+
+def _report_constructors(queue) -> None:  # type: ignore[no-untyped-def]
+    restored = all(cls.__dict__["__init__"] is original for cls, (original, _) in parsing._fast.items())
+    try:
+        cst.Name("")
+        validated = False
+    except cst.CSTValidationError:
+        validated = True
+    parse_module("x = 1\n")  # the lock is free in the child
+    queue.put((restored, validated, parsing._parsing))

@@ -17,8 +17,9 @@ are there for trees built by hand, and tapelint's parse skips them while the par
 
 Instructions per parse of the size series' 1k-line file (callgrind): libcst's own 621 M, without the
 validation 562 M, with the stand-in constructors too 519 M (530 M in a process that builds them for it).
-Of keras-io's wgan-graphs.py, alone in a process: 183 M without them, 178 M building them. The tree is the same either way (`deep_equals`,
-tested). Nodes built after the parse (the rules' fixes) get libcst's constructor and its checks.
+Of keras-io's wgan-graphs.py, alone in a process: 183 M without them, 178 M building them. The tree is
+the same either way (`deep_equals`, tested). Nodes built after the parse (the rules' fixes) get libcst's
+constructors and their checks.
 
 Both hooks touch libcst's private details (`CSTNode.__post_init__`, the dataclass layout): the libcst
 version is bounded in pyproject.toml, and the tests parse with and without them and compare the trees.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import threading
 import types
 
@@ -53,9 +55,26 @@ def _no_validation(self: CSTNode) -> None:
     return None
 
 
+def _after_fork_in_child() -> None:
+    """A fork made while another thread was parsing: no parse runs in the child, so libcst's constructors and
+    validation come back there (they would stay swapped out for good otherwise). The lock was held across
+    the fork (`_before_fork`), so no swap was half done."""
+    global _parsing
+    if _parsing:
+        _parsing = 0
+        CSTNode.__post_init__ = _validating_post_init  # type: ignore[method-assign]
+        for cls, (original, _) in _fast.items() if _fast else ():
+            type.__setattr__(cls, "__init__", original)
+    _lock.release()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release, after_in_child=_after_fork_in_child)
+
+
 def parse_module(source: str) -> cst.Module:
-    """`cst.parse_module(source)`, with the per-node validation off and, once enough text has been parsed
-    in this process, the stand-in constructors in place while the parser builds the tree.
+    """`cst.parse_module(source)`, with the per-node validation off and, for a long text or once enough
+    has been parsed in this process, the stand-in constructors in place while the parser builds the tree.
 
     Another thread building nodes by hand at the same moment gets them too; nothing in tapelint does
     (every lint runs on one worker thread), and the nodes it would build are the same nodes."""
