@@ -70,8 +70,7 @@ class Config:
 
     def enabled_codes(self) -> tuple[str, ...]:
         """The codes of the enabled rules (from the rule index: no rule is imported)."""
-        return registry.resolve(list(self.select) if self.select is not None else None,
-                                list(self.extend_select), list(self.ignore))
+        return registry.resolve(self.select, self.extend_select, self.ignore)
 
     def enabled_rules(self):  # type: ignore[no-untyped-def]
         """The enabled rule classes (imports their modules, and libcst)."""

@@ -53,7 +53,6 @@ def index_text(rules: tuple[type[Rule], ...]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=32)  # asked for every file linted, mostly with the same codes
 def rules_for(codes: tuple[str, ...]) -> tuple[type[Rule], ...]:
     """The rule classes of these codes (importing only their modules), in code order."""
     by_code = {info.code: info for info in index()}

@@ -160,11 +160,9 @@ def test_a_fork_made_during_another_threads_parse_gets_libcsts_constructors_back
 
     parse_module("pass\n")
     saved = parsing._parsing
-    with parsing._lock:
+    with parsing._lock:  # as a parse in another thread leaves things while it runs
         parsing._parsing += 1
-        stand_ins_now = {cls: fast for cls, (_, fast) in parsing._fast.items()}
-        for cls, fast in stand_ins_now.items():
-            type.__setattr__(cls, "__init__", fast)
+        parsing._switch(True)
     try:
         context = multiprocessing.get_context("fork")
         queue = context.Queue()
@@ -175,8 +173,7 @@ def test_a_fork_made_during_another_threads_parse_gets_libcsts_constructors_back
     finally:
         with parsing._lock:
             parsing._parsing = saved
-            for cls, (original, _) in parsing._fast.items():
-                type.__setattr__(cls, "__init__", original)
+            parsing._switch(False)
     _libcsts_constructors_are_back()
 
 

@@ -55,16 +55,21 @@ def _no_validation(self: CSTNode) -> None:
     return None
 
 
+def _switch(parsing: bool) -> None:
+    """Put the parse's constructors in place (`parsing`), or libcst's back. Called with `_lock` held."""
+    CSTNode.__post_init__ = _no_validation if parsing else _validating_post_init  # type: ignore[method-assign]
+    for cls, (original, fast) in _fast.items() if _fast else ():
+        type.__setattr__(cls, "__init__", fast if parsing else original)
+
+
 def _after_fork_in_child() -> None:
     """A fork made while another thread was parsing: no parse runs in the child, so libcst's constructors and
     validation come back there (they would stay swapped out for good otherwise). The lock was held across
-    the fork (`_before_fork`), so no swap was half done."""
+    the fork (`os.register_at_fork` below), so no switch was half done."""
     global _parsing
     if _parsing:
         _parsing = 0
-        CSTNode.__post_init__ = _validating_post_init  # type: ignore[method-assign]
-        for cls, (original, _) in _fast.items() if _fast else ():
-            type.__setattr__(cls, "__init__", original)
+        _switch(False)
     _lock.release()
 
 
@@ -84,9 +89,7 @@ def parse_module(source: str) -> cst.Module:
         if _fast is None and (len(source) >= _FAST_FOR or _parsed >= _FAST_AFTER):
             _fast = _stand_in_constructors()
         if _parsing == 0:
-            CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
-            for cls, (_, fast) in _fast.items() if _fast else ():
-                type.__setattr__(cls, "__init__", fast)
+            _switch(True)
         _parsing += 1
     try:
         return cst.parse_module(source)
@@ -94,9 +97,7 @@ def parse_module(source: str) -> cst.Module:
         with _lock:
             _parsing -= 1
             if _parsing == 0:
-                CSTNode.__post_init__ = _validating_post_init  # type: ignore[method-assign]
-                for cls, (original, _) in _fast.items() if _fast else ():
-                    type.__setattr__(cls, "__init__", original)
+                _switch(False)
 
 
 # The node classes the parser builds most, most first: over the real-world training files of tests/, these
