@@ -80,7 +80,10 @@ class Blocks:
             elif kind in _EXIT_TYPES:
                 self.exits.append(Span(node, order, end_order))
             elif kind in DEFINITION_TYPES:
-                self.definitions.append(Span(node, order, end_order))
+                # A function's decorators and defaults run where its `def` runs: its own code is its body.
+                body = span_of(node.body) if kind is cst.FunctionDef else None
+                self.definitions.append(Span(node, body.order, body.end_order) if body is not None
+                                        else Span(node, order, end_order))
             elif kind is cst.Try:
                 body = span_of(node.body)
                 if body is not None:

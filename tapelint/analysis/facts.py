@@ -239,6 +239,7 @@ class _Collector(cst.CSTVisitor):
         # which the walk visits first: `a.b.c` is spelled once, not once per attribute of the chain.
         self.chains: dict[int, str | None] = {}
         self.open_ands: dict[int, list[int]] = {}
+        self.bodies: dict[int, Scope] = {}  # id(a function's body) -> the scope it opens
         self.top_statement = facts.top_statement
         self.spans = facts.spans
 
@@ -391,9 +392,18 @@ class _Collector(cst.CSTVisitor):
         elif parent.is_module:
             self.f.functions[node.name.value] = scope
             self.f.definitions.setdefault(node.name.value, []).append(scope)
-        self.scopes.append(scope)
-        self.loop_depth.append(0)
-        self.containers.append("function")
+        # Decorators, default values and annotations run once, when `def` runs, in the enclosing scope:
+        # the function's own scope opens with its body.
+        self.bodies[id(node.body)] = scope
+
+    def _open_body(self, node: cst.BaseSuite) -> None:
+        scope = self.bodies.pop(id(node), None)
+        if scope is not None:
+            self.scopes.append(scope)
+            self.loop_depth.append(0)
+            self.containers.append("function")
+
+    visit_IndentedBlock = visit_SimpleStatementSuite = _open_body
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.scope.end_order = self.order

@@ -52,14 +52,15 @@ def step_functions(facts: Facts) -> list[Scope]:
 
 
 def step_loops(facts: Facts) -> list[Span]:
-    """Loops whose body runs a training step directly: a tape or an apply call whose innermost loop
-    is that loop."""
+    """Loops whose body runs a training step: a tape, an apply call or a call of a step function whose
+    innermost loop is that loop."""
 
     def compute() -> list[Span]:
         spans = blocks(facts)
         found: list[Span] = []
         orders = [t.order for t in facts.tapes]
         orders += [c.order for c in facts.calls if c.method in STEP_APPLY_METHODS and c.receiver]
+        orders += [site.order for step in step_functions(facts) for site in facts.call_sites_of_scope(step)]
         for order in orders:
             loop = spans.innermost_loop(order)
             if loop is not None and all(loop is not known for known in found):
