@@ -159,8 +159,18 @@ class Loops:
             spans = blocks(self.facts)
             found: list[tuple[Span, Scope]] = []
             seen: set[int] = set()
+            tapes_by_scope: dict[int, list[int]] = {}
+            for tape in self.facts.tapes:
+                tapes_by_scope.setdefault(id(tape.scope), []).append(tape.order)
+            applies = {c.order for c in self.facts.calls if c.method == "apply_gradients"}
             for scope, order in self.step_points():
-                pairs = [(loop, scope) for loop in spans.loops_enclosing(order)] + self.outer_loops(scope)
+                enclosing = spans.loops_enclosing(order)
+                tapes = tapes_by_scope.get(id(scope)) if order in applies else None
+                if tapes:
+                    # An apply call in a loop that its tape is outside of (`for opt, part in ((o1, a), (o2, b)):
+                    # opt.apply_gradients(...)`) applies parts of one step: the loop is no batch loop.
+                    enclosing = [loop for loop in enclosing if any(loop.order < t <= loop.end_order for t in tapes)]
+                pairs = [(loop, scope) for loop in enclosing] + self.outer_loops(scope)
                 for loop, where in pairs:
                     if id(loop) not in seen:
                         seen.add(id(loop))
