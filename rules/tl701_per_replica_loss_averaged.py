@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+from tapelint.analysis.dataflow import render
 from tapelint.analysis.distribution import Scaling, loss_scaling, per_replica
 from tapelint.analysis.gradients import gradient_calls
-from tapelint.analysis.dataflow import render
-from tapelint.diagnostic import Severity
+from tapelint.analysis.optimizer_families import GradientScaling, optimizers_applying
+from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
 
@@ -14,26 +15,52 @@ class PerReplicaLossAveraged(Rule):
     `experimental_run_v2`, and the local functions it calls) reduces with `tf.reduce_mean` (or
     `keras.ops.mean`) over its own share of the batch and then differentiates with `tape.gradient`,
     when the strategy is a `tf.distribute.MirroredStrategy`, `MultiWorkerMirroredStrategy`,
-    `TPUStrategy` or `CentralStorageStrategy`. The strategy and the replica function are resolved by
-    the value model; the loss is followed through its assignments and local helpers.
+    `TPUStrategy` or `CentralStorageStrategy`, and when the optimizer that applies those gradients
+    takes steps in proportion to them. The strategy, the replica function and the optimizer (the one
+    whose `apply_gradients` or `apply` receives that tape's gradients, through a `LossScaleOptimizer`
+    if there is one) are resolved by the value model; the loss is followed through its assignments and
+    local helpers; the optimizer's family comes from `tapelint.analysis.optimizer_families`.
 
     ## Why is this bad?
     Under a multi-replica strategy `apply_gradients` sums the gradients of all replicas. Each replica's
     loss must therefore be its share of the global mean, `sum(per_example) / global_batch_size`, which is
     what `tf.nn.compute_average_loss(per_example_loss, global_batch_size=...)` returns. A per-replica
-    mean is N times that, so with N replicas every update is N times too large: the effective learning
-    rate grows with the number of devices, and a run that was tuned on one GPU diverges on eight.
-    Nothing fails. Measured on TF 2.21 with a `MirroredStrategy` over 2 logical CPU devices, one SGD
-    step (lr 0.1) from zero weights: `tf.reduce_mean` moves the kernel by 1.954 in total,
+    mean is N times that, so with N replicas the summed gradient is N times too large. Under plain SGD
+    (with or without momentum) every update is then N times too large: the effective learning rate
+    grows with the number of devices, and a run that was tuned on one GPU diverges on eight. Nothing
+    fails. Measured on TF 2.21 with a `MirroredStrategy` over 2 logical CPU devices, one SGD step (lr
+    0.1) from zero weights: `tf.reduce_mean` moves the kernel by 1.954 in total,
     `tf.nn.compute_average_loss` by 0.977, exactly half; `keras.ops.mean` behaves like `tf.reduce_mean`
     (1.954). A Keras 3.15 loss object with the default reduction gives 0.977: Keras 3 divides its result
     by `num_replicas_in_sync` itself (`keras/src/losses/loss.py`, `scale_loss_for_distribution`), where
     tf_keras's `Reduction.AUTO` raised an error inside a strategy. A mean divided by
     `strategy.num_replicas_in_sync` gives 0.977 too.
 
+    What the optimizer does with an N times larger gradient decides whether this matters, so the
+    message names the optimizer's family:
+    - plain SGD: each update is N times too large (reported, high confidence);
+    - Adagrad and Ftrl divide by `sqrt(0.1 + sum of squared gradients)`, RMSprop and Adadelta by
+      `sqrt(mean squared gradient + 1e-7)`: the step grows with N, up to N times, while the squared
+      gradients are small next to that constant (for Adagrad, typically for thousands of steps; for
+      RMSprop, on weights whose RMS gradient is below about 3e-4). Reported with inferred confidence.
+    - Adam, AdamW, Adamax, Nadam (epsilon outside the square root), Lion (the sign of the gradient),
+      Lamb, Adafactor and Muon divide the gradient's scale away: the step does not change. Not
+      reported. Gradient clipping by a fixed norm does not make it matter either way: Keras 3 clips
+      (`clipnorm`, `global_clipnorm`) inside `apply()` before the replicas' gradients are summed, and a
+      `tf.clip_by_global_norm` in the replica function also sees one replica's gradient, which a
+      per-replica mean keeps at the scale the threshold was tuned for on one device (tf_keras clipped
+      after the sum; the effect depends on the version, so no claim is made). The loss a replica
+      returns is the local mean either way.
+    - an optimizer the value model cannot pin down (passed in from another module, an apply call on
+      something it cannot read, `optimizer.minimize`): reported with inferred confidence and a message
+      that says the claim holds for SGD. The fix is right whatever the optimizer, and under SGD the
+      damage is large; a user who filters on `high` confidence does not see these.
+
     ## Example
     ```python
     strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        optimizer = tf.keras.optimizers.SGD(0.1, momentum=0.9)
 
     def train_step(x, y):
         with tf.GradientTape() as tape:
@@ -60,7 +87,8 @@ class PerReplicaLossAveraged(Rule):
     over a literal one-device list and `tf.distribute.get_strategy()` are not. A loss multiplied by a
     non-constant factor, computed by a helper we cannot see, or a mean on only some branches is not
     reported. `optimizer.minimize(loss)` inside the replica function is not checked, nor Keras
-    `train_step` overrides run by `fit`.
+    `train_step` overrides run by `fit`. Under an adaptive optimizer a per-replica mean still departs
+    from the documented recipe; it is left alone because the updates do not change.
 
     ## Options
     None.
@@ -77,13 +105,14 @@ class PerReplicaLossAveraged(Rule):
     - https://github.com/tensorflow/tensorflow/issues/58938 (`MultiWorkerMirroredStrategy` with a custom
       step: the answer is `tf.nn.compute_average_loss(..., global_batch_size=...)`)
     - https://github.com/tensorflow/tensorflow/issues/28956 (how per-replica losses must be reduced)
+    - https://github.com/keras-team/keras/blob/master/keras/src/optimizers/base_optimizer.py (`apply`
+      clips before the backend's update step, where TensorFlow sums the replicas' gradients)
     """
 
     code = "TL701"
     name = "per-replica-loss-averaged"
-    message = ("`{loss}` is a per-replica mean, but `{strategy}` sums the gradients of its replicas: each update "
-               "is as many times too large as there are replicas; use `tf.nn.compute_average_loss(per_example_loss, "
-               "global_batch_size=...)`")
+    message = ("`{loss}` is a per-replica mean, but `{strategy}` sums the gradients of its replicas: {effect}; "
+               "use `tf.nn.compute_average_loss(per_example_loss, global_batch_size=...)`")
     severity = Severity.WARNING
     triggers = (("distribute", "GradientTape"), ("Strategy", "GradientTape"))
     probe = ""
@@ -99,7 +128,25 @@ class PerReplicaLossAveraged(Rule):
                 continue
             strategy = run.strategy
             name = strategy.cls.rsplit(".", 1)[-1] if strategy is not None else "the strategy"
-            self.report(judged.mean, loss=render(judged.mean), strategy=name)
+            appliers = optimizers_applying(facts, grad.site.node)
+            if appliers is None:
+                self.report(judged.mean, loss=render(judged.mean), strategy=name, confidence=Confidence.INFERRED,
+                            effect=("if the optimizer that applies them is plain SGD, each update is as many "
+                                    "times too large as there are replicas (tapelint could not tell which "
+                                    "optimizer it is, and Adam-like ones divide that scale away)"))
+                continue
+            proportional = [a for a in appliers if a.info.scaling is GradientScaling.PROPORTIONAL]
+            partly = [a for a in appliers if a.info.scaling is GradientScaling.PARTLY]
+            if proportional:
+                self.report(judged.mean, loss=render(judged.mean), strategy=name,
+                            effect=(f"under `{proportional[0].creation.cls}` each update is as many times too "
+                                    "large as there are replicas"))
+            elif partly:
+                cls, offset = partly[0].creation.cls, partly[0].info.offset
+                self.report(judged.mean, loss=render(judged.mean), strategy=name, confidence=Confidence.INFERRED,
+                            effect=(f"under `{cls}` the updates grow with the number of replicas, up to as many "
+                                    f"times too large, while the squared gradients are small next to {offset}"))
+            # Adam and the other scale-invariant optimizers: the step does not change, nothing to report.
 
     VALID = [
         Valid(
@@ -205,6 +252,29 @@ for x, y in batches:
 """,
             "no strategy: a mean is the usual loss",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3, global_clipnorm=1.0)
+
+def train_step(images, labels):
+    with tf.GradientTape() as tape:
+        logits = model(images, training=True)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+@tf.function
+def distributed_step(images, labels):
+    return strategy.run(train_step, args=(images, labels))
+""",
+            "near miss: Adam divides the gradient's scale away, so the summed mean does not change its step",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -240,7 +310,7 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
 strategy = tf.distribute.TPUStrategy(resolver)
 with strategy.scope():
     model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
-    optimizer = tf.keras.optimizers.Adam()
+    optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
 
 def compute_loss(labels, logits):
     per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -270,7 +340,7 @@ class Trainer:
         self.strategy = strategy
         with strategy.scope():
             self.model = keras.Sequential([keras.layers.Dense(1)])
-            self.optimizer = keras.optimizers.Adam()
+            self.optimizer = keras.optimizers.SGD(learning_rate=0.01)
 
     def train_step(self, x, y):
         with tf.GradientTape() as tape:
@@ -286,5 +356,46 @@ class Trainer:
 trainer = Trainer(tf.distribute.MultiWorkerMirroredStrategy())
 """,
             line=14,
+        ),
+            Invalid(
+            """
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    critic = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="tanh"), tf.keras.layers.Dense(1)])
+    critic_optimizer = tf.keras.optimizers.RMSprop(learning_rate=7e-4)
+
+def critic_step(states, returns):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(returns - critic(states, training=True)))
+    grads = tape.gradient(loss, critic.trainable_variables)
+    critic_optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+
+strategy.run(critic_step, args=(states, returns))
+""",
+            line=11,
+            message_contains="under `RMSprop` the updates grow with the number of replicas, up to as many times",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+from training_setup import make_optimizer
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = make_optimizer()
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+strategy.run(train_step, args=(x, y))
+""",
+            message_contains="if the optimizer that applies them is plain SGD, each update is as many times",
         ),
     ]
