@@ -6,6 +6,7 @@ from tapelint.analysis.facts import Scope, arg_value
 from tapelint.analysis.keras import Output, OutputInfo
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import origins, prediction_kind, strip_guards
+from tapelint.analysis.purpose import only_in_unit_tests, reach, scope_at
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -44,6 +45,16 @@ class HandwrittenCrossEntropy(Rule):
     Entropy terms (`p * log(p)`, common as an RL exploration bonus) are not cross-entropies and are not
     reported. A probability coming from another module is not recognised.
 
+    Only a cross-entropy that takes part in training is reported: its value must reach the target of a
+    `tape.gradient` (or an optimizer's `minimize`, `compile(loss=...)`, `add_loss`), followed through names,
+    containers and the functions of the file (`analysis/purpose.py`). One that is only printed, logged,
+    plotted, written to a summary or a file, or fed to a metric is not reported: a NaN there spoils a
+    number on the screen, not the weights. Nor is one whose value goes where it cannot be followed (into a
+    library the linter does not know, a method of an object of unknown type); one returned by a function
+    nothing in the file calls is judged as a loss (its callers are in other files). Code that runs only in
+    unit tests (methods of a `TestCase`, and functions only they call) is not reported either: a test that
+    fits two samples is no long training run.
+
     ## Options
     None.
 
@@ -66,31 +77,35 @@ class HandwrittenCrossEntropy(Rule):
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
-        self.products: list[tuple[cst.CSTNode, list[cst.BaseExpression]]] = []
+        self.products: list[tuple[cst.CSTNode, int, list[cst.BaseExpression]]] = []
 
     def check(self) -> None:
         facts = self.facts
-        for _, node in facts.binary_operations:
+        for order, node in facts.binary_operations:
             if isinstance(node.operator, cst.Multiply):
-                self.products.append((node, [node.left, node.right]))
+                self.products.append((node, order, [node.left, node.right]))
         for site in facts.calls:
             if site.qualified in MULTIPLY_FUNCTIONS:
                 x, y = arg_value(site.node, 0, "x"), arg_value(site.node, 1, "y")
                 if x is not None and y is not None:
-                    self.products.append((site.node, [x, y]))
+                    self.products.append((site.node, site.order, [x, y]))
         seen: set[int] = set()
-        for node, factors in self.products:
+        for node, order, factors in self.products:
             for index, factor in enumerate(factors):
                 found = self._log_of_probabilities(factor)
                 if found is None:
                     continue
-                info, prob_expr, scope, order = found
+                info, prob_expr, log_scope, log_order = found
                 other = factors[1 - index]
-                if self._same_probabilities(other, prob_expr, info, scope, order):
+                if self._same_probabilities(other, prob_expr, info, log_scope, log_order):
                     continue  # entropy, not a cross-entropy
                 key = id(info.node) if info.node is not None else id(node)
                 if key in seen:
                     break
+                if not reach(facts, node, None, order).judged_as_training:
+                    break  # computed for a metric, a log or a plot (or where it goes cannot be told)
+                if only_in_unit_tests(facts, scope_at(facts, order)):
+                    break  # a unit test: NaN or a stalled gradient is a matter of long training
                 seen.add(key)
                 activation = info.activation or "softmax"
                 use = ("tf.nn.sigmoid_cross_entropy_with_logits" if activation == "sigmoid"
@@ -171,6 +186,32 @@ with tf.GradientTape() as tape:
 """,
             "near miss: an entropy bonus `p * log(p)` is not a cross-entropy",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+val_xent = tf.keras.metrics.Mean()
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+def validate(x, y_onehot):
+    probs = tf.nn.softmax(model(x, training=False))
+    val_xent.update_state(-tf.reduce_sum(y_onehot * tf.math.log(probs + 1e-9), axis=-1))
+    print("validation cross-entropy", val_xent.result())
+
+for epoch in range(5):
+    train_step(tf.zeros((32, 20)), tf.zeros((32,), tf.int32))
+    validate(tf.zeros((8, 20)), tf.one_hot(tf.zeros((8,), tf.int32), 10))
+""",
+            "near miss: a hand-written cross-entropy that only feeds a metric and a print never reaches the update",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -196,6 +237,7 @@ def train_step(x, y):
 import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1, activation="sigmoid")])
+optimizer = tf.keras.optimizers.Adam(1e-3)
 
 def bce(y_true, y_pred):
     y_pred = tf.clip_by_value(y_pred, 1e-7, 1 - 1e-7)
@@ -203,6 +245,8 @@ def bce(y_true, y_pred):
 
 with tf.GradientTape() as tape:
     loss = bce(tf.ones((4, 1)), model(tf.zeros((4, 3)), training=True))
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             message_contains="`tf.nn.sigmoid_cross_entropy_with_logits`",
         ),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.epochs import fresh_iterator_reads
+from tapelint.analysis.purpose import only_in_unit_tests, reach
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -48,6 +49,13 @@ class DatasetIteratorRecreated(Rule):
     loop (`if step % 100 == 0: preview = next(iter(val_ds))`) is a periodic sample and is not reported,
     nor is a per-epoch preview batch taken in the epoch loop.
 
+    Only a batch that reaches the training update is reported: what `next(iter(ds))` returns must be
+    followed (through names, unpacking, helpers and their returns; `analysis/purpose.py`) to the loss a
+    tape differentiates, an optimizer's apply call, or `fit`/`train_on_batch`. A fixed batch fetched in the
+    loop only to be plotted, printed, written to a summary or measured with a metric is the same batch on
+    purpose and is not reported, nor is one handed to code the linter cannot follow (a method of an object
+    of unknown type), nor a loop in a unit test (methods of a `TestCase`, and functions only they call).
+
     ## Options
     None.
 
@@ -74,6 +82,10 @@ class DatasetIteratorRecreated(Rule):
 
     def check(self) -> None:
         for finding in fresh_iterator_reads(self.facts):
+            if not reach(self.facts, finding.site.node, finding.site.scope, finding.site.order).judged_as_training:
+                continue  # a batch to plot, print or measure: the training steps never see it
+            if only_in_unit_tests(self.facts, finding.site.scope):
+                continue  # a unit test that fits the same batch again and again does so on purpose
             self.report(finding.site.node, call=render(finding.site.node), dataset=render(finding.dataset),
                         loop=self.location(finding.loop.node) or "the loop")
 
@@ -130,6 +142,28 @@ for epoch in range(10):
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             "near miss: the same preview batch once per epoch, on purpose",
+        ),
+        Valid(
+            """
+import matplotlib.pyplot as plt
+import tensorflow as tf
+
+train_ds = tf.data.Dataset.from_tensor_slices(images).shuffle(60000).batch(64).repeat()
+test_ds = tf.data.Dataset.from_tensor_slices(test_images).batch(8)
+autoencoder = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(784)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+batches = iter(train_ds)
+for epoch in range(20):
+    x = next(batches)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(autoencoder(x, training=True) - x))
+    grads = tape.gradient(loss, autoencoder.trainable_variables)
+    optimizer.apply_gradients(zip(grads, autoencoder.trainable_variables))
+    samples = next(iter(test_ds))
+    plt.imshow(tf.reshape(autoencoder(samples, training=False)[0], (28, 28)))
+    plt.savefig(f"epoch_{epoch}.png")
+""",
+            "near miss: the same test batch fetched again each step, only to plot its reconstruction",
         ),
     ]
     INVALID = [
