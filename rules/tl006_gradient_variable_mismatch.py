@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-from tapelint.analysis.dataflow import render
-from tapelint.analysis.facts import CallSite, Facts, arg_value
+import libcst as cst
+
+from tapelint.analysis.dataflow import names_in, render
+from tapelint.analysis.facts import CallSite, Facts, NameUse, Scope, arg_value
 from tapelint.analysis.modes import mode_layers
-from tapelint.analysis.variable_sets import VariableList, gradient_origin, variable_list, zipped_lists
+from tapelint.analysis.purpose import only_in_unit_tests
+from tapelint.analysis.values import Kind, Value, values
+from tapelint.analysis.variable_sets import Part, VariableList, gradient_origin, variable_list, zipped_lists
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -11,6 +15,89 @@ from tapelint.rule import Invalid, Rule, Valid
 def _same_object(a: str, b: str) -> bool:
     """Names that may denote one model: equal, `model`/`self.model`, or `self`/`self.model` (a wrapper)."""
     return a == b or a.endswith("." + b) or b.endswith("." + a) or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+# `clone_model(m)` builds a model with the architecture of `m`.
+_CLONES = frozenset({"keras.models.clone_model"})
+
+
+def _structural_twins(facts: Facts, sources: VariableList, variables: VariableList) -> bool:
+    """Are the two lists the weights of different models built by the same code, part by part (same
+    collection, same order)? The worker and global networks of A3C: a model built by one builder function
+    or method, one local `Model` subclass, or one constructor call spelled the same way, or a
+    `clone_model` of the other. Their variable lists match one to one, so applying one's gradients to the
+    other is the algorithm, not a mismatch."""
+    if len(sources.parts) != len(variables.parts):
+        return False
+    differ = False
+    for a, b in zip(sources.parts, variables.parts):
+        if a.kind != b.kind or a.kind == "variable":
+            return False
+        if _same_object(a.key, b.key):
+            continue
+        builders_a, builders_b = _builders(facts, a), _builders(facts, b)
+        if not builders_a or builders_a != builders_b or len(builders_a) != 1:
+            return False
+        differ = True
+    return differ
+
+
+def _builders(facts: Facts, part: Part) -> frozenset[object] | None:
+    """What built the model that owns `part`: one key per value the owner may hold, None when unknown."""
+    use = _use_of(facts, part.node)
+    if use is None:
+        return None
+    found = values(facts).of(part.node, use.scope, use.order)
+    keys = set()
+    for value in found:
+        key = _builder(facts, value, 0)
+        if key is None:
+            return None
+        keys.add(key)
+    return frozenset(keys)
+
+
+def _builder(facts: Facts, value: Value, depth: int) -> object | None:
+    if value.kind is Kind.MODEL and value.cls in facts.classes:
+        return ("class", value.cls)  # a `Model` subclass of this module: its code is the architecture
+    if not isinstance(value.node, cst.Call) or depth > 4:
+        return None
+    call = value.node
+    qualified = facts.resolve(call.func)
+    if value.kind is Kind.EXTERNAL and qualified in _CLONES:
+        site = facts.call_site(call)
+        if site is None:
+            return None
+        inner = values(facts).of(arg_value(call, 0, "model"), site.scope, site.order)
+        keys = {_builder(facts, v, depth + 1) for v in inner}
+        return next(iter(keys)) if len(keys) == 1 else None
+    if value.kind is not Kind.MODEL:
+        return None
+    site = facts.call_site(call)
+    if site is None:
+        return None
+    if not site.scope.is_module and not _same_arguments_everywhere(facts, site.scope, call):
+        return None  # `make_net(units)` called with other units: one builder, two architectures
+    # One construction run twice (by a builder), or the same constructor written the same way in one function.
+    text = " ".join(cst.Module([]).code_for_node(call).split())
+    return ("call", qualified, text, id(site.scope))
+
+
+def _same_arguments_everywhere(facts: Facts, builder: Scope, construction: cst.Call) -> bool:
+    """Does the construction in `builder` come out the same on every call: it reads none of the builder's
+    parameters (`self` aside: the class is the architecture), or every call passes the same arguments?"""
+    params = [p for p in builder.params if p not in ("self", "cls")]
+    read = names_in(construction)
+    if not any(p in read or any(n.startswith(p + ".") for n in read) for p in params):
+        return True
+    calls = facts.call_sites_of_scope(builder)
+    spelled = {tuple(" ".join(cst.Module([]).code_for_node(a).split()) for a in c.node.args) for c in calls}
+    return len(spelled) == 1
+
+
+def _use_of(facts: Facts, node: cst.CSTNode) -> NameUse | None:
+    index = facts.cached("tl006.uses_by_node", lambda: {id(u.node): u for u in facts.name_uses})
+    return index.get(id(node))  # type: ignore[no-any-return]
 
 
 class GradientVariableMismatch(Rule):
@@ -46,6 +133,17 @@ class GradientVariableMismatch(Rule):
     Lists are compared as written: two different names for the same list built elsewhere are not
     recognised as equal, so the rule only reports when both sides are model weight collections or
     lists of named variables it can read. Gradients returned by a helper function are not followed.
+
+    Gradients applied to a structural twin are not reported: A3C computes gradients on a worker's copy
+    of the network and applies them to the global network, which has the same variables in the same
+    order. Two models are twins when the same code builds both, part for part: one `Model` subclass of
+    the file, one builder function or method (called with the same arguments wherever its parameters
+    shape the model), one library constructor written the same way in the same function, or a
+    `clone_model` of the other. Other models, even with matching shapes (a GAN's generator and
+    discriminator from two builders), are still reported. In unit tests (methods of a `TestCase`, and
+    functions only they call), `variables` on both sides of a model with BatchNormalization is not
+    reported: Keras skips the None gradients with a warning, which matters to a long run only; the
+    mismatches that can crash are reported there too.
 
     ## Options
     None.
@@ -85,10 +183,15 @@ class GradientVariableMismatch(Rule):
             var_list = variable_list(facts, vars_expr, zipped.scope, zipped.order)
             if source_list is None or var_list is None:
                 continue
+            if _structural_twins(facts, source_list, var_list):
+                continue  # A3C: a worker's gradients applied to the global network built by the same code
             why = self._difference(source_list, var_list)
-            if why is not None and why.startswith("both lists hold every variable") and not self._has_batchnorm(
-                    facts, source_list, grad_site):
-                continue  # without BatchNorm, `variables` is `trainable_variables` (a `tf.Module`, a plain MLP)
+            if why is not None and why.startswith("both lists hold every variable") and (
+                    not self._has_batchnorm(facts, source_list, grad_site) or only_in_unit_tests(facts, zipped.scope)):
+                # Without BatchNorm, `variables` is `trainable_variables` (a `tf.Module`, a plain MLP). With it,
+                # the moving statistics get None gradients, which Keras skips with a warning: no crash, so a
+                # unit test is not told about it.
+                continue
             if why is not None:
                 self.report(vars_expr, sources=render(sources), variables=render(vars_expr), why=why)
 
@@ -178,6 +281,38 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(grads, model.variables))
 """,
             "`variables` on both sides of a model without BatchNorm: every variable is trainable",
+        ),
+        Valid(
+            """
+import threading
+import tensorflow as tf
+
+class ActorCritic(tf.keras.Model):
+    def __init__(self, actions):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(64, activation="relu")
+        self.policy = tf.keras.layers.Dense(actions)
+
+    def call(self, x):
+        return self.policy(self.hidden(x))
+
+class Worker(threading.Thread):
+    def __init__(self, global_model, optimizer):
+        super().__init__()
+        self.global_model = global_model
+        self.local_model = ActorCritic(4)
+        self.optimizer = optimizer
+
+    def run(self):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.local_model(tf.zeros((8, 6)))))
+        grads = tape.gradient(loss, self.local_model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.global_model.trainable_variables))
+        self.local_model.set_weights(self.global_model.get_weights())
+
+Worker(ActorCritic(4), tf.keras.optimizers.Adam(1e-4)).start()
+""",
+            "near miss: A3C applies a worker's gradients to the global network, a twin of the same class",
         ),
     ]
     INVALID = [
