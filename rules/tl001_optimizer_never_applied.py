@@ -70,6 +70,7 @@ class OptimizerNeverApplied(Rule):
     name = "optimizer-never-applied"
     message = "`{holder}` ({cls}) is created but never applied: no `apply_gradients`, `apply` or `minimize` uses it, so the weights never change"
     severity = Severity.ERROR
+    claims_absence = True
     triggers = ("GradientTape",)
     probe = "Confirmed when no weight changed after the step's gradients were computed (TL807)."
 

@@ -58,6 +58,7 @@ class OptimizerLeftUnused(Rule):
     name = "optimizer-left-unused"
     message = "`{holder}` ({cls}) is never applied, while {others} applies the gradients: a leftover, or a network that was meant to get its own optimizer"
     severity = Severity.INFO
+    claims_absence = True
     confidence = Confidence.INFERRED
     triggers = ("GradientTape",)
     probe = ""

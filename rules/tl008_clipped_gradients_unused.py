@@ -73,6 +73,7 @@ class ClippedGradientsUnused(Rule):
     name = "clipped-gradients-unused"
     message = "`{call}` returns the clipped gradients, but the result is never used: {what} the unclipped ones"
     severity = Severity.WARNING
+    claims_absence = True
     triggers = (("clip_by", "GradientTape"), ("ops.clip", "GradientTape"))
     probe = ""
 

@@ -77,6 +77,7 @@ class GradientAccumulatorNeverReset(Rule):
     message = ("`{holder}` sums the gradients of every step and `{apply}` applies it, but it is never reset: "
                "each update applies the sum of all gradients since it was created")
     severity = Severity.WARNING
+    claims_absence = True
     triggers = (("GradientTape", "assign_add"), ("GradientTape", "+"))
     probe = ""
 

@@ -66,6 +66,7 @@ class RegularizationLossesIgnored(Rule):
     name = "regularization-losses-ignored"
     message = "The loss given to `{tape}.gradient` never adds `{model}.losses`: {what} is ignored in this loop"
     severity = Severity.WARNING
+    claims_absence = True
     triggers = (("regularizer", "GradientTape"), ("add_loss", "GradientTape"), ("ActivityRegularization", "GradientTape"))
     probe = ""
 

@@ -73,6 +73,7 @@ class MetricNeverReset(Rule):
     message = ("`{metric}` is updated in the epoch loop at {loop} and never reset there, so `{read}` reports the "
                "running value since the first epoch: call `reset_state()` at each epoch")
     severity = Severity.WARNING
+    claims_absence = True
     triggers = (("metrics", "result"),)
 
     def check(self) -> None:

@@ -36,6 +36,7 @@ _TOP_KEYS = {
     "respect-gitignore": "true or false",
     "fail-on": "error, warning or info",
     "cache-dir": "a folder (relative to this pyproject.toml)",
+    "preview": "true or false",
 }
 FAIL_ON = ("error", "warning", "info")
 
@@ -62,6 +63,8 @@ class Config:
     respect_gitignore: bool = True  # skip what git ignores when walking folders inside a work tree
     # The lowest severity that makes the run exit 1 (info findings are shown but pass by default).
     fail_on: str = "warning"
+    # Also run the rules in preview (tapelint.maturity): those not yet shown to hold on real code.
+    preview: bool = False
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     probe: tuple[tuple[str, Any], ...] = ()
     cache_dir: str | None = None  # where the result cache lives (default: .tapelint_cache at the root)
@@ -70,7 +73,15 @@ class Config:
 
     def enabled_codes(self) -> tuple[str, ...]:
         """The codes of the enabled rules (from the rule index: no rule is imported)."""
-        return registry.resolve(self.select, self.extend_select, self.ignore)
+        return registry.resolve(self.select, self.extend_select, self.ignore, self.preview)
+
+    def preview_warnings(self) -> list[str]:
+        """One line for each selector that names a preview rule, which does not run without preview."""
+        if self.preview:
+            return []
+        return [f"selection `{selector}` has no effect: {rule.code} ({rule.name}) is in preview, and runs only "
+                f"with --preview (or `preview = true` in [tool.tapelint]); see `tapelint rule {rule.code}`"
+                for selector, rule in registry.held_back_selections(self.select, self.extend_select, self.ignore)]
 
     def enabled_rules(self):  # type: ignore[no-untyped-def]
         """The enabled rule classes (imports their modules, and libcst)."""
@@ -298,6 +309,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `force-exclude` must be true or false")
             values["force_exclude"] = value
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `preview` must be true or false")
+            values["preview"] = value
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `respect-gitignore` must be true or false")

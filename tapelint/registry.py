@@ -30,6 +30,7 @@ class RuleInfo(NamedTuple):
     default_enabled: bool
     module: str  # in tapelint.rules
     options: tuple[tuple[str, str], ...]  # (option name, type name)
+    claims_absence: bool = False  # Rule.claims_absence (tapelint.maturity's policy reads it)
 
 
 @functools.lru_cache(maxsize=1)
@@ -47,7 +48,8 @@ def index_text(rules: tuple[type[Rule], ...]) -> str:
     for rule in rules:
         options = tuple((key, option.type.__name__) for key, option in rule.options.items())
         module = rule.__module__.rsplit(".", 1)[-1]
-        lines.append(f"    ({rule.code!r}, {rule.name!r}, {rule.default_enabled!r}, {module!r}, {options!r}),")
+        lines.append(f"    ({rule.code!r}, {rule.name!r}, {rule.default_enabled!r}, {module!r}, {options!r}, "
+                     f"{rule.claims_absence!r}),")
     lines.append(")")
     return "\n".join(lines) + "\n"
 
@@ -136,18 +138,23 @@ def _specificity(rule_code: str, rule_name: str, selector: str) -> int:
     return len(selector)
 
 
-def resolve(select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]) -> tuple[str, ...]:
+def resolve(select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str],
+            preview: bool = False) -> tuple[str, ...]:
     """The codes of the enabled rules: `select` (or the defaults) plus `extend_select`, minus `ignore`.
     When a rule is both selected and ignored, the more specific selector wins; at equal specificity,
-    `ignore` does."""
-    return _resolve(tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore))
+    `ignore` does. Without `preview`, rules in preview (tapelint.maturity) are left out, however they
+    are selected, as ruff leaves out its preview rules."""
+    return _resolve(tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore),
+                    frozenset() if preview else preview_codes())
 
 
 @functools.lru_cache(maxsize=64)  # asked for every file linted, mostly with the same selection
 def _resolve(select: tuple[str, ...] | None, extend_select: tuple[str, ...],
-             ignore: tuple[str, ...]) -> tuple[str, ...]:
+             ignore: tuple[str, ...], held_back: frozenset[str]) -> tuple[str, ...]:
     enabled = []
     for rule in index():
+        if rule.code in held_back:
+            continue
         chosen = [_specificity(rule.code, rule.name, s) for s in (*(select or ()), *extend_select)]
         dropped = [_specificity(rule.code, rule.name, s) for s in ignore]
         on_level = max(chosen, default=-1)
@@ -157,6 +164,32 @@ def _resolve(select: tuple[str, ...] | None, extend_select: tuple[str, ...],
         if on_level >= 0 and on_level > off_level:
             enabled.append(rule.code)
     return tuple(enabled)
+
+
+def held_back_selections(select: Iterable[str] | None, extend_select: Iterable[str],
+                         ignore: Iterable[str]) -> list[tuple[str, RuleInfo]]:
+    """The selectors that name a preview rule by its exact code or name, each with that rule, when the
+    selection would run it with preview on: without preview they have no effect, and a user who named
+    the rule should be told so (ruff warns the same way)."""
+    held_back = preview_codes()
+    if not held_back:
+        return []
+    select = tuple(select) if select is not None else None
+    with_preview = set(_resolve(select, tuple(extend_select), tuple(ignore), frozenset()))
+    found = []
+    for selector in (*(select or ()), *extend_select):
+        key = selector.strip()
+        for rule in index():
+            if rule.code in held_back and rule.code in with_preview and key.upper() in (rule.code, rule.name.upper()):
+                found.append((selector, rule))
+    return found
+
+
+def preview_codes() -> frozenset[str]:
+    """The codes of the rules in preview now (tapelint.maturity's policy over the rule index)."""
+    from tapelint import maturity
+
+    return maturity.preview_codes(index())
 
 
 def code_enabled(code: str, name: str, ignore: list[str]) -> bool:

@@ -110,6 +110,9 @@ class Rule(cst.BatchableCSTVisitor):
     also_severity: ClassVar[Mapping[Severity, str]] = {}
     confidence: ClassVar[Confidence] = Confidence.HIGH
     default_enabled: ClassVar[bool] = True
+    # The rule's message says something never happens (an optimizer never applied, a metric never reset):
+    # such a rule stays in preview until it has been right on real code at least once (tapelint.maturity).
+    claims_absence: ClassVar[bool] = False
     # The rule runs on a file only when one of these occurs in its text (a cheap test before any
     # parsing): a word or pattern (tapelint.triggers), or a tuple of them that must all occur.
     triggers: ClassVar[tuple[Trigger | tuple[Trigger, ...], ...]] = ("tensorflow", "keras")
