@@ -110,6 +110,8 @@ def check(
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes such as TL2, or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
     extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection, e.g. off-by-default ones."),
+    preview: bool = typer.Option(False, "--preview", help="Also run the rules in preview: those not yet shown to hold on "
+                                                          "real code (`tapelint rules` marks them; `preview = true` in the config)."),
     output_format: ReportFormat = typer.Option(ReportFormat.text, "--format", help="Output format."),
     output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", help="Write the report to this file."),
     text_format: Optional[TextFormat] = typer.Option(
@@ -155,6 +157,7 @@ def check(
     try:
         code = run_check(
             paths=paths, select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
+            preview=preview,
             output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,
             fail_on=fail_on.value if fail_on is not None else None,
@@ -266,7 +269,7 @@ def daemon_command(
 def list_rules(
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
 ) -> None:
-    """List every rule: code, name, severity, and whether it is on by default."""
+    """List every rule: code, name, severity, whether it is on by default or in preview, and its real-world figures."""
     from tapelint.docs import rules_listing
 
     typer.echo(rules_listing(output_format.value), nl=False)

@@ -92,9 +92,13 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
               respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
-              text_format: str | None = None, color: str = "auto") -> int:
+              text_format: str | None = None, color: str = "auto", preview: bool = False) -> int:
+    warned: set[str] = set()
+
     def adjust(config: Config) -> Config:
         config = config.with_cli(select or None, ignore or None, extend_select or None)
+        if preview and not config.preview:
+            config = dataclasses.replace(config, preview=True)
         if cache_dir is not None:
             config = dataclasses.replace(config, cache_dir=str(cache_dir))
         if not respect_gitignore:
@@ -103,6 +107,11 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
             config = dataclasses.replace(config, force_exclude=True)
         if fail_on is not None:
             config = dataclasses.replace(config, fail_on=fail_on)
+        # A preview rule selected by name does not run without preview: say so once, as each config is read.
+        for warning in config.preview_warnings():
+            if warning not in warned:
+                warned.add(warning)
+                print(f"tapelint: warning: {warning}", file=sys.stderr)
         return config
 
     config, finder = settings(paths, config_file, stdin_filename, adjust)

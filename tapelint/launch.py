@@ -34,6 +34,7 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "-q": ("quiet", True),
     "--no-cache": ("cache", False),
     "--statistics": ("statistics", True),
+    "--preview": ("preview", True),
 }
 # Options that may be repeated; each value may hold several, comma-separated.
 LISTS: dict[str, str] = {"--select": "select", "--ignore": "ignore", "--extend-select": "extend_select"}
@@ -56,7 +57,7 @@ DEFAULTS: dict[str, object] = {
     "config_file": None, "jobs": None, "exit_zero": False, "quiet": False, "force_exclude": False,
     "fail_on": None, "fix": False, "unsafe_fixes": False, "diff": False, "output_file": None,
     "probe_script": None, "statistics": False, "respect_gitignore": True, "cache": True, "cache_dir": None,
-    "text_format": None, "color": "auto", "daemon": "use",
+    "text_format": None, "color": "auto", "daemon": "use", "preview": False,
 }
 
 
