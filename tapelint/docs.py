@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from tapelint import registry
+from tapelint import maturity, registry
 from tapelint.errors import InputError
 from tapelint.rule import Invalid, Rule
 
@@ -109,13 +109,56 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+# --- maturity: the rule's real-world figures, and whether they keep it in preview (tapelint.maturity) ---
+
+
+def preview_reason(rule: type[Rule]) -> str | None:
+    """Why the rule is in preview, or None when it runs without `--preview`."""
+    return maturity.preview_reason(rule.code, rule.claims_absence, maturity.figures_for(rule.code))
+
+
+def default_text(rule: type[Rule]) -> str:
+    """`on`, `off`, or `preview` for a rule that runs only with `--preview`."""
+    default = "on" if rule.default_enabled else "off"
+    if preview_reason(rule) is None:
+        return default
+    return "preview" if rule.default_enabled else "off, preview"
+
+
+def figures_text(rule: type[Rule]) -> str:
+    """`3 right / 0 wrong, 1 missed` on the real-world corpus, or why the rule is not measured there."""
+    figures = maturity.figures_for(rule.code)
+    if figures is None:
+        return "not measured (the real-world corpus judges static findings only)"
+    return f"{figures.text()}, {figures.missed} missed"
+
+
+PREVIEW_HOW = "runs only with `--preview` (or `preview = true` in `[tool.tapelint]`)"
+
+
+def maturity_text(rule: type[Rule]) -> str:
+    """The Maturity section of `tapelint rule CODE`: the figures, the corpus, and preview or not."""
+    figures = maturity.figures_for(rule.code)
+    if figures is None:
+        measured = ("Not measured: the real-world corpus judges static findings only, not the runtime probe's "
+                    "(TL8xx) or the opinionated codes (TL9xx). Never in preview.")
+        return f"## Maturity\n\n{measured}"
+    lines = [f"Real-world figures: {figures_text(rule)}, measured on {maturity.CORPUS}."]
+    reason = preview_reason(rule)
+    if reason is not None:
+        lines.append(f"Preview: {PREVIEW_HOW}, because {reason}.")
+    else:
+        lines.append("Stable: not in preview.")
+    return "## Maturity\n\n" + "\n".join(lines)
+
+
 def rules_table(rules: tuple[type[Rule], ...], link_prefix: str = "docs/rules.md") -> str:
     lines = ["| Code | Name | Severity | Default | Fix | What it finds |", "|---|---|---|---|---|---|"]
     for rule in rules:
         lines.append(
             f"| [{rule.code}]({link_prefix}#{anchor(rule)}) | `{rule.name}` | "
             f"{' / '.join([rule.severity.value, *(s.value for s in rule.also_severity)])} | "
-            f"{'on' if rule.default_enabled else 'off'} | {'yes' if rule.fixable else ''} | "
+            f"{default_text(rule)} | {'yes' if rule.fixable else ''} | "
             f"{_cell(summary(rule))}{' (probe only)' if rule.runtime_only else ''} |"
         )
     return "\n".join(lines) + "\n"
@@ -145,9 +188,14 @@ def rule_section(rule: type[Rule]) -> str:
     facts = [
         f"- Severity: {severity_text(rule)}",
         f"- Confidence: {rule.confidence.value}",
-        f"- Default: {'on' if rule.default_enabled else 'off (enable with `--extend-select ' + rule.code + '`)'}",
+        f"- Default: {'on' if rule.default_enabled else 'off (enable with `--extend-select ' + rule.code + '`)'}"
+        f"{'' if preview_reason(rule) is None else ', in preview'}",
         f"- Fixable: {'yes (see Fix safety)' if rule.fixable else 'no'}",
+        f"- Real world: {figures_text(rule)}",
     ]
+    reason = preview_reason(rule)
+    if reason is not None:
+        facts.append(f"- Preview: {PREVIEW_HOW}, because {reason}")
     if rule.runtime_only:
         facts.append("- Reported by: the runtime probe only")
     if rule.probe:
@@ -173,7 +221,7 @@ def _safe_fix_suffices(rule: type[Rule], example: Invalid) -> bool:
     from tapelint.config import parse
     from tapelint.fixes import fix_source
 
-    config = parse({**example.config, "select": [rule.code]}, f"{rule.code} example", None)
+    config = parse({**example.config, "select": [rule.code], "preview": True}, f"{rule.code} example", None)
     return fix_source(example.code, "example.py", config, unsafe=False).source == example.expected_fix
 
 
@@ -190,6 +238,10 @@ def rules_markdown(rules: tuple[type[Rule], ...]) -> str:
         f"tapelint has {len(rules)} rules. Each section below is the rule's own documentation; "
         "`tapelint rule CODE` prints the same text in a terminal. Positions, severities and fixes are "
         "explained in the README.",
+        f"Each rule's *Real world* line gives its findings on {maturity.CORPUS}: right, wrong, and the "
+        "labelled problems it missed. A rule marked *preview* "
+        f"{PREVIEW_HOW}: {len([r for r in rules if preview_reason(r)])} rules are, now (see Rule maturity "
+        "in the README).",
         rules_table(rules, link_prefix=""),
         *(rule_section(rule) for rule in rules),
         "## Other codes\n\nThese are not rules, but they are reported, selected, ignored and suppressed like "
@@ -229,15 +281,29 @@ def rules_listing(output_format: str = "text") -> str:
     if output_format == "json":
         return json.dumps([
             {"code": r.code, "name": r.name, "severity": r.severity.value, "confidence": r.confidence.value,
-             "default": r.default_enabled, "fixable": r.fixable, "summary": summary_line(r)}
+             "default": r.default_enabled, "fixable": r.fixable, "preview": preview_reason(r) is not None,
+             "real_world": _figures_json(r), "summary": summary_line(r)}
             for r in rules
         ], indent=2) + "\n"
     width = max(len(r.name) for r in rules)
-    lines = [f"{'code':<6} {'name':<{width}} {'severity':<8} {'default':<7} summary"]
+    figures = {r.code: maturity.figures_for(r.code) for r in rules}
+    shown = {code: found.text() if found is not None else "-" for code, found in figures.items()}
+    real = max(len("real world"), *(len(text) for text in shown.values()))
+    lines = [f"{'code':<6} {'name':<{width}} {'severity':<8} {'default':<12} {'real world':<{real}} summary"]
     for r in rules:
-        lines.append(f"{r.code:<6} {r.name:<{width}} {r.severity.value:<8} {'on' if r.default_enabled else 'off':<7} "
-                     f"{summary_line(r)}")
+        lines.append(f"{r.code:<6} {r.name:<{width}} {r.severity.value:<8} {default_text(r):<12} "
+                     f"{shown[r.code]:<{real}} {summary_line(r)}")
+    held = [r.code for r in rules if preview_reason(r) is not None]
+    if held:
+        lines.append("")
+        lines.append(f"preview: {', '.join(held)} run only with --preview (or `preview = true` in [tool.tapelint]). "
+                     "real world: right / wrong findings on the labelled real-world corpus (`tapelint rule CODE`)")
     return "\n".join(lines) + "\n"
+
+
+def _figures_json(rule: type[Rule]) -> dict[str, int] | None:
+    figures = maturity.figures_for(rule.code)
+    return None if figures is None else figures._asdict()
 
 
 def summary_line(rule) -> str:  # type: ignore[no-untyped-def]
@@ -265,10 +331,11 @@ def explain(key: str) -> str:
     rule = registry.rule_by_key(key)
     if rule is None:
         raise InputError(f"unknown rule {key!r} (see `tapelint rules`)")
+    default = ("Preview: runs only with --preview" if preview_reason(rule) is not None
+               else f"{'On' if rule.default_enabled else 'Off'} by default")
     header = (f"# {rule.code} {rule.name}\n\nSeverity: {severity_text(rule)}. Confidence: {rule.confidence.value}. "
-              f"{'On' if rule.default_enabled else 'Off'} by default. "
-              f"Fix: {'available' if rule.fixable else 'none'}.\n\n")
-    return header + rule.docs()
+              f"{default}. Fix: {'available' if rule.fixable else 'none'}.\n\n")
+    return header + rule.docs() + "\n\n" + maturity_text(rule)
 
 
 if __name__ == "__main__":

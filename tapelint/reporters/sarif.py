@@ -34,9 +34,10 @@ def _rule_descriptors() -> list[dict]:
             "fullDescription": {"text": " ".join(docs.sections(rule).get("What it does", "").split())
                                 or docs.summary(rule)},
             "help": {"text": rule.docs(), "markdown": rule.docs()},
-            "defaultConfiguration": {"level": LEVELS[rule.severity], "enabled": rule.default_enabled},
+            "defaultConfiguration": {"level": LEVELS[rule.severity],
+                                     "enabled": rule.default_enabled and docs.preview_reason(rule) is None},
             "properties": {"confidence": rule.confidence.value, "fixable": rule.fixable,
-                           "runtimeOnly": rule.runtime_only},
+                           "runtimeOnly": rule.runtime_only, "preview": docs.preview_reason(rule) is not None},
         }
         uri = docs.help_uri(rule)
         if uri:
