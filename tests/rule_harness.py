@@ -14,6 +14,7 @@ from tapelint.rule import Invalid, Rule, Valid
 def example_config(rule: type[Rule], table: Mapping[str, Any]) -> config_mod.Config:
     data = dict(table)
     data.setdefault("select", [rule.code])
+    data.setdefault("preview", True)  # the examples test what the rule finds, whether or not it is in preview
     return config_mod.parse(data, f"{rule.code} example", None)
 
 

@@ -82,7 +82,7 @@ def _programs() -> list[Path]:
 
 
 def _codes_single(path: Path) -> set[str]:
-    return {d.code for d in lint_source(path.read_text(encoding="utf-8"), str(path), Config(), force=True)}
+    return {d.code for d in lint_source(path.read_text(encoding="utf-8"), str(path), Config(preview=True), force=True)}
 
 
 def _codes_split(path: Path, root: Path) -> set[str]:
@@ -90,7 +90,7 @@ def _codes_split(path: Path, root: Path) -> set[str]:
     package.mkdir()
     for name, text in split(path.read_text(encoding="utf-8")).items():
         (package / name).write_text(text, encoding="utf-8")
-    return {d.code for d in lint_paths([package], Config(), jobs=1).diagnostics}
+    return {d.code for d in lint_paths([package], Config(preview=True), jobs=1).diagnostics}
 
 
 @pytest.mark.parametrize("program", _programs(), ids=lambda p: p.stem)

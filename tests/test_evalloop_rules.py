@@ -12,7 +12,7 @@ CODES = ["TL601", "TL602", "TL603"]
 
 
 def codes(source: str) -> list[str]:
-    config = parse({"select": [*CODES, "TL999"]}, "test", None)
+    config = parse({"select": [*CODES, "TL999"], "preview": True}, "test", None)
     found = lint_source(textwrap.dedent(source), "t.py", config)
     assert not [d for d in found if d.code == "TL999"], found
     return [d.code for d in found]

@@ -12,7 +12,7 @@ CODES = ["TL007", "TL009", "TL010"]
 
 
 def findings(source: str) -> list[tuple[str, int, str]]:
-    config = parse({"select": [*CODES, "TL999"]}, "test", None)
+    config = parse({"select": [*CODES, "TL999"], "preview": True}, "test", None)
     found = lint_source(textwrap.dedent(source), "t.py", config)
     assert not [d for d in found if d.code == "TL999"], found
     return [(d.code, d.line, d.message) for d in found]

@@ -11,7 +11,7 @@ MINE = {"TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109", "TL203"}
 
 
 def codes(source: str) -> list[str]:
-    found = lint_source(textwrap.dedent(source), "case.py", Config())
+    found = lint_source(textwrap.dedent(source), "case.py", Config(preview=True))
     assert not [d for d in found if d.code in ("TL000", "TL999")], found
     return sorted(d.code for d in found if d.code in MINE)
 
@@ -312,7 +312,7 @@ def test_step_run_by_strategy_inside_a_tf_function_is_traced():
 
 
 def _tl101(source: str) -> list[str]:
-    found = lint_source(textwrap.dedent(source), "case.py", Config())
+    found = lint_source(textwrap.dedent(source), "case.py", Config(preview=True))
     return sorted(d.code for d in found if d.code in ("TL101", "TL102", "TL107"))
 
 

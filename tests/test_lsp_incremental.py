@@ -50,7 +50,7 @@ for epoch in range(3):
 
 
 def full_lint(text: str) -> tuple:
-    return tuple(lint_source(text, "train.py", Config()))
+    return tuple(lint_source(text, "train.py", Config(preview=True)))
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def carried(old: str, new: str, found: tuple) -> tuple | None:
     """The server's answer for `new` without a lint, or None when it would lint."""
     layout = layout_of(old)
     assert layout is not None
-    words = trigger_words(Config())
+    words = trigger_words(Config(preview=True))
     if text_signature(old, words) != text_signature(new, words):
         return None
     moved = layout_edit(layout, old, new)

@@ -21,7 +21,7 @@ CODES = ["TL202", "TL304", "TL401", "TL403"]
 
 
 def findings(source: str) -> list[tuple[str, int]]:
-    config = parse({"select": CODES}, "test", None)
+    config = parse({"select": CODES, "preview": True}, "test", None)
     return [(d.code, d.line) for d in lint_source(textwrap.dedent(source), "train.py", config)]
 
 

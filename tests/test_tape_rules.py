@@ -14,7 +14,7 @@ CODES = ["TL003", "TL004", "TL005", "TL006", "TL007", "TL202", "TL302", "TL303",
 
 
 def codes(source: str) -> list[str]:
-    config = parse({"select": [*CODES, "TL999"]}, "test", None)
+    config = parse({"select": [*CODES, "TL999"], "preview": True}, "test", None)
     found = lint_source(textwrap.dedent(source), "t.py", config)
     assert not [d for d in found if d.code == "TL999"], found
     return [d.code for d in found]
@@ -354,7 +354,7 @@ print(again)
 
 
 def _frozen(source: str) -> list:
-    config = parse({"select": ["TL301"]}, "test", None)
+    config = parse({"select": ["TL301"], "preview": True}, "test", None)
     return lint_source(textwrap.dedent(source), "t.py", config)
 
 

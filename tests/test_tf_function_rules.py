@@ -10,7 +10,7 @@ from tapelint.engine import lint_source
 
 
 def _codes(source: str, code: str) -> list[int]:
-    config = parse({"select": [code]}, "test", None)
+    config = parse({"select": [code], "preview": True}, "test", None)
     return [d.line for d in lint_source(textwrap.dedent(source), "train.py", config) if d.code == code]
 
 
