@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from tapelint.analysis.closed_world import where_checked
 from tapelint.analysis.optimizers import Fate, apply_sites, optimizer_creations, optimizer_fate
 from tapelint.analysis.reads import dropped_weight_gradients
 from tapelint.diagnostic import Severity
@@ -48,8 +49,14 @@ class OptimizerNeverApplied(Rule):
     and never read. When another optimizer does apply the gradients, the unused one is TL002's
     (info) finding instead. An optimizer that reaches code this file cannot see (a library call such
     as `model.compile(optimizer=...)`, another module, a subscript store, an attribute of another
-    object, a function nobody here calls) is assumed to be applied there. Files that never use a
-    `GradientTape` are not checked.
+    object, a function nobody here calls) is assumed to be applied there. The claim is made in a closed
+    world only: a module-level optimizer of a module that another module of the project imports (by name,
+    `import m`, `from pkg import m`, relative imports), and an attribute of a class that another module
+    imports, may be applied there and are not reported; the message says what was read. The project is
+    searched from the folder above the outermost package (at most 3,000 files; past that the answer is
+    unknown and nothing is reported). An optimizer whose name is bound again before anything reads it
+    (`opt = SGD()`, then `opt = Adam()`) is not reported. Files that never use a `GradientTape` are not
+    checked.
 
     ## Options
     None.
@@ -68,7 +75,7 @@ class OptimizerNeverApplied(Rule):
 
     code = "TL001"
     name = "optimizer-never-applied"
-    message = "`{holder}` ({cls}) is created but never applied: no `apply_gradients`, `apply` or `minimize` uses it, so the weights never change"
+    message = "`{holder}` ({cls}) is created but never applied: no `apply_gradients`, `apply` or `minimize` uses it, so the weights never change ({checked})"
     severity = Severity.ERROR
     claims_absence = True
     triggers = ("GradientTape",)
@@ -92,7 +99,7 @@ class OptimizerNeverApplied(Rule):
             # Another optimizer applying gradients elsewhere is TL002's finding (a leftover), not this one.
             for creation in unapplied:
                 assert creation.holder is not None
-                self.report(creation.node, holder=creation.holder.target, cls=creation.cls)
+                self.report(creation.node, holder=creation.holder.target, cls=creation.cls, checked=where_checked(facts))
         if unapplied:
             return
         for site in dropped:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tapelint.analysis.optimizers import Fate, apply_sites, optimizer_creations, optimizer_fate
+from tapelint.analysis.closed_world import where_checked
+from tapelint.analysis.optimizers import Fate, apply_sites, optimizer_creations, optimizer_fate, steps_several_networks
 from tapelint.analysis.reads import dropped_weight_gradients
 from tapelint.analysis.values import flatten
 from tapelint.diagnostic import Confidence, Severity
@@ -11,7 +12,9 @@ class OptimizerLeftUnused(Rule):
     """
     ## What it does
     Reports an optimizer that is created and never applied, in code where another optimizer does apply
-    the gradients: a leftover, or a network that was meant to get its own optimizer.
+    the gradients, when there is a sign that it was meant for something: its name is read (it was meant
+    to be used), or the optimizer that does apply the gradients steps more than one network (so one of
+    them lacks its own optimizer).
 
     ## Why is this bad?
     It is usually harmless: the model trains with the other optimizer. But it is worth a look, because
@@ -39,8 +42,14 @@ class OptimizerLeftUnused(Rule):
     Delete the leftover, or apply it to the variables it was meant for.
 
     ## Known problems
-    An optimizer handed to code this file cannot see (a library call, another module, a container that
-    is passed on) is assumed to be applied there, and is not reported.
+    A leftover that nothing reads, beside networks that each apply their own optimizer, is dead code and
+    harmless: it is not reported (real PPO agents keep an unused `actor_opt` while the actor applies its
+    own `self.opt`). Neither is an optimizer replaced before anything reads it (`opt = SGD()`, then `opt =
+    Adam()`). An optimizer handed to code this file cannot see (a library call, a container that is passed
+    on, `self.__dict__.update(kwargs)`, `setattr`) is assumed to be applied there, and so is a
+    module-level optimizer of a module that another module of the project imports, or an attribute of a
+    class another module imports: the claim is made in a closed world only, and the message says what was
+    read.
 
     ## Options
     None.
@@ -56,7 +65,7 @@ class OptimizerLeftUnused(Rule):
 
     code = "TL002"
     name = "optimizer-left-unused"
-    message = "`{holder}` ({cls}) is never applied, while {others} applies the gradients: a leftover, or a network that was meant to get its own optimizer"
+    message = "`{holder}` ({cls}) is never applied, while {others} applies the gradients: a leftover, or a network that was meant to get its own optimizer ({checked})"
     severity = Severity.INFO
     claims_absence = True
     confidence = Confidence.INFERRED
@@ -74,20 +83,32 @@ class OptimizerLeftUnused(Rule):
             f"`{apply.site.receiver}`" for apply in applying
             if apply.site.receiver and any(v.kind.value == "optimizer" for v in flatten(apply.optimizers))
         })
-        for creation in optimizer_creations(facts):
+        creations = optimizer_creations(facts)
+        fates = {id(c): optimizer_fate(facts, c) for c in creations if c.holder is not None}
+        shared: bool | None = None
+        for creation in creations:
             if creation.holder is None:
                 continue
-            fate = optimizer_fate(facts, creation)
+            fate = fates[id(creation)]
             if fate not in (Fate.UNUSED, Fate.NEVER_APPLIED):
                 continue
             if dropped_weight_gradients(facts):
                 continue  # TL001 reports it as an error
+            if fate is Fate.UNUSED:
+                # Never even read: dead code, harmless unless some network lacks its own optimizer, which
+                # shows as another optimizer stepping two networks (a GAN's one optimizer for both).
+                if shared is None:
+                    shared = any(fates.get(id(c)) is Fate.APPLIED and steps_several_networks(facts, c)
+                                 for c in creations if c is not creation)
+                if not shared:
+                    continue
             names = [o for o in others if o != f"`{creation.holder.target}`"]
             self.report(
                 creation.node,
                 holder=creation.holder.target,
                 cls=creation.cls,
                 others=" and ".join(names[:2]) if names else "another optimizer",
+                checked=where_checked(facts),
                 confidence=Confidence.HIGH if fate is Fate.UNUSED else Confidence.INFERRED,
             )
 
@@ -148,9 +169,7 @@ gan.compile(d_optimizer=tf.keras.optimizers.Adam(1e-4), g_optimizer=tf.keras.opt
 """,
             "near miss: handed to a method that stores it; not provably unused",
         ),
-    ]
-    INVALID = [
-        Invalid(
+        Valid(
             """
 import tensorflow as tf
 
@@ -167,8 +186,51 @@ class Trainer:
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
         return loss
 """,
-            line=8,
-            message_contains="`self.old_optimizer` (SGD) is never applied, while `self.optimizer` applies",
+            "near miss: a leftover nothing reads, while the one network has its own optimizer: dead code, harmless",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+opt = tf.keras.optimizers.SGD(0.01)
+opt = tf.keras.optimizers.Adam(1e-2)  # replaced before training
+
+for x, y in [(tf.zeros((2, 3)), tf.zeros((2, 1)))]:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: the SGD is replaced before anything reads it",
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+import tensorflow as tf
+
+class GANTrainer:
+    def __init__(self):
+        self.generator = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(4)])
+        self.discriminator = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+        self.g_optimizer = tf.keras.optimizers.Adam(1e-4)
+        self.d_optimizer = tf.keras.optimizers.Adam(4e-4)
+
+    def step(self, noise, real):
+        with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+            fake = self.generator(noise, training=True)
+            fake_score = self.discriminator(fake, training=True)
+            real_score = self.discriminator(real, training=True)
+            g_loss = -tf.reduce_mean(fake_score)
+            d_loss = tf.reduce_mean(fake_score) - tf.reduce_mean(real_score)
+        g_grads = g_tape.gradient(g_loss, self.generator.trainable_variables)
+        d_grads = d_tape.gradient(d_loss, self.discriminator.trainable_variables)
+        self.g_optimizer.apply_gradients(zip(g_grads, self.generator.trainable_variables))
+        self.g_optimizer.apply_gradients(zip(d_grads, self.discriminator.trainable_variables))
+""",
+            line=9,
+            message_contains="`self.d_optimizer` (Adam) is never applied, while `self.g_optimizer` applies",
         ),
         Invalid(
             """

@@ -113,13 +113,20 @@ class Cache:
             with open(self._entry(key), "rb") as handle:
                 stored = json.loads(handle.read())
             found = [_from_json(item, path) for item in stored["findings"]]
+            if "importers" in stored and stored["importers"] != _importers_entry(path):
+                return None  # a claim of absence read the modules that import this one, and they changed
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return found
 
-    def put(self, key: str, path: str, found: list[Diagnostic]) -> None:
-        self.write(self._entry(key), json.dumps({"findings": [_to_json(d, path) for d in found]},
-                                                separators=(",", ":")))
+    def put(self, key: str, path: str, found: list[Diagnostic], rests_on_importers: bool = False) -> None:
+        """Store the findings of `path`. With `rests_on_importers` (a finding claims that something never
+        happens, having read what the project's other modules import of this one), the entry also keeps that
+        answer, and holds only while it stays the same."""
+        entry: dict = {"findings": [_to_json(d, path) for d in found]}
+        if rests_on_importers:
+            entry["importers"] = _importers_entry(path)
+        self.write(self._entry(key), json.dumps(entry, separators=(",", ":")))
 
     def summaries(self) -> "Summaries":
         """A store for the project index's module summaries, in this cache's folder."""
@@ -148,6 +155,13 @@ class Cache:
                 raise
         except OSError:
             self.writable = False  # a read-only checkout, a full disk: lint on without the cache
+
+
+def _importers_entry(path: str) -> list[str] | None:
+    from tapelint.project import imported_names
+
+    names = imported_names(path)
+    return None if names is None else sorted(names)
 
 
 class Summaries:

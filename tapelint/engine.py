@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 import dataclasses
 import gc
 import io
@@ -24,7 +25,7 @@ from tapelint.analysis.parsing import parse_module
 from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
-from tapelint.project import Prelude, mentions_tensorflow, trains
+from tapelint.project import Prelude, imported_names, mentions_tensorflow, trains
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
 from tapelint.text import reindent, source_lines
 
@@ -457,6 +458,9 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
 
     # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
     shared["positions"] = LazyPositions(module, source, statement_of)
+    if path.endswith(".py"):
+        # Who else in the project imports this module: read only if a rule about to claim absence asks.
+        shared["importers"] = partial(imported_names, path)
     context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
     keras_version = _keras_version(config, source, context)
     instances: list[Rule] = []

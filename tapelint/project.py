@@ -421,3 +421,83 @@ class _Builder:
         parts.extend(self.aliases)
         line += len(self.aliases)
         return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin))
+
+
+# ----------------------------------------------------------------------------- who imports a module
+# Bounds on the search for a module's importers: past them the answer is "unknown" (None), never "nobody".
+MAX_IMPORTER_FILES = 3000
+MAX_IMPORTER_FOLDERS = 3000
+# Folders that hold no module of the project itself.
+_NOT_PROJECT = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"})
+
+
+def imported_names(path: str) -> frozenset[str] | None:
+    """The names of the module at `path` that other modules of its project import: `from m import a` gives
+    `a`; `import m`, `from pkg import m` and `from m import *` give `*` (anything of it may be used there).
+    Empty when no other module does, or when nothing can import the file (a notebook, standard input, a path
+    that is no `.py` file); None when the project is too large to read whole within the bounds.
+
+    Asked lazily, only by rules about to claim that an object of the module is never used: the modules
+    that mention the module's name are parsed (with `ast`), once per question."""
+    file = Path(path)
+    try:
+        if file.suffix != ".py" or not file.is_file():
+            return frozenset()
+    except OSError:
+        return frozenset()
+    me = resolved(file)
+    root = package_root(file)
+    own = module_name(file, root)
+    if own is None:
+        return frozenset()
+    stem = own.rsplit(".", 1)[-1]
+    found: set[str] = set()
+    files = folders = 0
+    for folder, subfolders, names in os.walk(root):
+        folders += 1
+        if folders > MAX_IMPORTER_FOLDERS:
+            return None
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in _NOT_PROJECT
+                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))]
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            files += 1
+            if files > MAX_IMPORTER_FILES:
+                return None
+            candidate = Path(folder, name)
+            if candidate == me:
+                continue
+            try:
+                text = candidate.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if stem not in text:
+                continue
+            found |= _imports_of(text, own, module_name(candidate, root) or candidate.stem,
+                                 name == "__init__.py")
+            if "*" in found:
+                return frozenset(found)
+    return frozenset(found)
+
+
+def _imports_of(text: str, own: str, importer: str, is_package: bool) -> set[str]:
+    """What the module source `text` (named `importer`) imports of the module `own`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(alias.name == own or alias.name.startswith(own + ".") for alias in node.names):
+                found.add("*")
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module, node.level, importer, is_package)
+            if base is None:
+                continue
+            if base == own:
+                found.update(alias.name for alias in node.names)
+            elif any(f"{base}.{alias.name}" == own for alias in node.names):
+                found.add("*")  # `from pkg import module`
+    return found

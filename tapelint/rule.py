@@ -92,7 +92,8 @@ class RuleContext:
     @property
     def facts(self) -> Facts:
         if "facts" not in self.shared:
-            self.shared["facts"] = Facts(self.module, self.source)
+            facts = self.shared["facts"] = Facts(self.module, self.source)
+            facts.importers = self.shared.get("importers")
         return self.shared["facts"]
 
 

@@ -65,6 +65,19 @@ def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | N
     return Work(source_file, text, config, prelude, key)
 
 
+def _rests_on_other_modules(work: Work, found: list[Diagnostic]) -> bool:
+    """Does a finding claim that something never happens, having read the project's other modules to be
+    sure nothing there does it (tapelint.project.imported_names)? Such a result holds only while those
+    modules stay as they are, which the cache key (this file, its prelude, the config) does not cover: the
+    cache keeps what they import of this module with the findings, and answers only while it is the same."""
+    if work.source_file.is_notebook or not found:
+        return False
+    from tapelint.rule_index import RULES
+
+    absence = {entry[0] for entry in RULES if entry[5]}
+    return any(d.code in absence for d in found)
+
+
 def _reaches_engine(work: Work) -> bool:
     """Whether linting this file loads the engine (and may parse it): a notebook, a file named on the
     command line, or one that mentions TensorFlow. The rest cannot concern any rule."""
@@ -219,7 +232,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
             result.errors.append(error)
             continue
         if cache is not None and work.key:
-            cache.put(work.key, str(work.source_file.path), found)
+            cache.put(work.key, str(work.source_file.path), found, _rests_on_other_modules(work, found))
         outcomes.append((work, found))
     seen: set[tuple] = set()
     for work, found in outcomes:

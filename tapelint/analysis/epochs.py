@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tapelint.analysis.blocks import Span, blocks
+from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import CallSite, Facts, Scope
 from tapelint.analysis.steps import STEP_APPLY_METHODS
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
@@ -287,6 +288,8 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         position = {id(u): i for i, u in enumerate(uses)}
         found: list[NeverReset] = []
         for metric in keyed.values():
+            if any(reachable_from_other_modules(facts, b) for b in facts.bindings_of_value(metric.node)):
+                continue  # another module of the project may reset it (tapelint.analysis.closed_world)
             creation = facts.call_site(metric.node)  # type: ignore[arg-type]
             mine = by_metric.get(metric, [])
             resets = [u for u in mine if u.what == "reset"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -715,10 +715,22 @@ class Facts:
             if call.func is not None:
                 self._calls_by_func.setdefault(call.func, []).append(call)
         self._cache: dict[object, object] = {}
+        # What other modules of the project import from this one, asked lazily (tapelint.project.imported_names,
+        # handed in by the engine); unset for code that no module can import.
+        self.importers: Callable[[], frozenset[str] | None] | None = None
         self._resolved: dict[int, tuple[object, str | None]] = {}
         # Scopes live as long as these facts, so their ids are stable keys.
         self._visible: dict[tuple[str, int], list[Binding]] = {}
         self._before: dict[tuple[str, int, int], object] = {}
+
+    def imported_elsewhere(self) -> frozenset[str] | None:
+        """The names of this module that other modules of its project import (`*`: the module itself, so any
+        of them); empty when none does; None when that cannot be known (the project is too large to read)."""
+        if self.importers is None:
+            return frozenset()
+        if "imported_elsewhere" not in self._cache:
+            self._cache["imported_elsewhere"] = self.importers()
+        return self._cache["imported_elsewhere"]  # type: ignore[return-value]
 
     @property
     def code(self) -> str:

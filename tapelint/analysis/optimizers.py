@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, values
 from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
@@ -125,7 +126,8 @@ class Fate(str, enum.Enum):
     APPLIED = "applied"  # an apply call may step with it
     UNUSED = "unused"  # nothing ever reads it after it is made
     NEVER_APPLIED = "never-applied"  # it is read, but no apply call can reach it
-    UNKNOWN = "unknown"  # it leaves our sight (a library call, a container we cannot follow...)
+    UNKNOWN = "unknown"  # it leaves our sight (a library call, a container we cannot follow, another module...)
+    REPLACED = "replaced"  # its name is bound to something else before anything reads it: of no consequence
 
 
 # Builtins that look at an object without keeping it.
@@ -165,11 +167,34 @@ def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:
     if me in applies.by_value:
         return Fate.APPLIED
     unknown_receiver = applies.any_unknown
+    if reachable_from_other_modules(facts, creation.holder):
+        return Fate.UNKNOWN
     if not _read_later(facts, creation):
         return Fate.UNUSED  # never read after it is made: it cannot have gone anywhere
+    if _replaced_before_read(facts, creation.holder):
+        return Fate.REPLACED
     if _escapes(facts, me):
         return Fate.UNKNOWN
     return Fate.UNKNOWN if unknown_receiver else Fate.NEVER_APPLIED
+
+
+def _replaced_before_read(facts: Facts, holder: Binding | None) -> bool:
+    """Is the name `holder` binds bound again before any read sees this binding (`opt = SGD()` ... `opt =
+    Adam()` before training)? Reads from other functions are not judged (when they run is unknown)."""
+    if holder is None or "." in holder.target:
+        return False
+    if not any(b.order > holder.order for b in facts.bindings_here(holder.target, holder.scope)):
+        return False
+    name = holder.target
+    for use in facts.uses_after(name, holder.scope, holder.order):
+        if use.scope is not holder.scope:
+            if any(facts.is_param(name, s) or facts.bindings_here(name, s) for s in use.scope.chain()
+                   if s is not holder.scope and holder.scope.contains(s)):
+                continue  # a local of the function (`def train(model, opt)`): another variable
+            return False
+        if facts.binding_before(name, use.scope, use.order) is holder:
+            return False
+    return True
 
 
 def _escapes(facts: Facts, me: Value) -> bool:
@@ -302,6 +327,19 @@ class OptimizerStep:
     node: cst.Call
     # Each set is the models/layers (or bare `tf.Variable`s) whose variables one application steps.
     sets: tuple[frozenset[Value], ...]
+
+
+def steps_several_networks(facts: Facts, creation: OptimizerCreation) -> bool:
+    """Does the optimizer made at `creation` step the variables of more than one network with its apply
+    calls (one concatenated set of two models, or two sets of which neither holds the other)? False when
+    that cannot be read."""
+    steps = optimizer_steps(facts, creation, compiled=False)
+    if not steps:
+        return False
+    sets = [one for step in steps for one in step.sets]
+    if any(len(one) >= 2 for one in sets):
+        return True
+    return any(not (a <= b or b <= a) for i, a in enumerate(sets) for b in sets[i + 1:])
 
 
 def optimizer_steps(facts: Facts, creation: OptimizerCreation, compiled: bool = True) -> list[OptimizerStep] | None:

@@ -1,6 +1,8 @@
-# expect: TL002
+# expect: none
 """A DQN agent that keeps a second optimizer from an earlier experiment: the Q-network trains with Adam,
-the RMSprop attribute is never applied (a leftover, reported at info level)."""
+the RMSprop attribute is never read. Dead code, but harmless: the one network has its own optimizer, so
+TL002 stays silent (on real code such leftovers were judged false alarms: PPO agents whose actor and critic
+each apply their own optimizer, while the agent keeps two unused ones)."""
 import numpy as np
 import tensorflow as tf
 
