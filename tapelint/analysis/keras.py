@@ -443,7 +443,15 @@ class ModelReader:
             if name is not None and name in f.classes and self._is_model_class(name):
                 return self._subclass(expr, name)
             if name is not None and name in f.functions:
-                func = f.functions[name]
+                functions = [f.functions[name]]
+            else:
+                # A builder method (`self.model = self.create_model()`) or any callee the value model can
+                # name: what the function returns.
+                callee = values_of(f, expr.func, scope, order)  # type: ignore[attr-defined]
+                functions = [v.scope for v in callee if v.kind is Kind.FUNCTION and v.scope is not None]
+                if len(functions) != len(callee):
+                    return None
+            for func in functions:
                 for ret in f.returns_of(func):
                     info = self.model_of(ret.value, func, ret.order, depth + 1)
                     if info is not None:
