@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tapelint.analysis.mixed_precision import float16_policy, scaling_in
+from tapelint.analysis.mixed_precision import float16_policy, policy_at, scaling_in
+from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.training_steps import is_training_gradient
 from tapelint.analysis.vocabulary import LOSS_SCALE_WRAPPERS
 from tapelint.diagnostic import Severity
@@ -48,6 +49,16 @@ class LossScalingMissing(Rule):
     Only a policy set in the same file is seen. A `mixed_bfloat16` policy needs no loss scaling and is
     not reported.
 
+    A global policy holds only where it is in force when the step runs (`analysis/mixed_precision.py`):
+    after a setter at module level, or earlier in the same function, or in a function of the file called
+    before the step (`configure()` at the top of `main()`), until another setter changes it. A policy set
+    and restored inside another function (an export helper, a benchmark) does not reach the step, nor does
+    one set in another unit-test method (the runner runs each test on its own; `setUp` and module level do
+    count). A setter whose policy cannot be read (`set_global_policy(previous)`) ends what can be said.
+    Comments, docstrings and strings that mention `set_global_policy("mixed_float16")` are not code and
+    set nothing. Code that runs only in unit tests is not reported: a test that runs a float16 step to see
+    that it works does not train long enough for underflow to matter.
+
     ## Options
     None.
 
@@ -78,6 +89,11 @@ class LossScalingMissing(Rule):
         for call in facts.gradient_calls():
             if not is_training_gradient(facts, call):
                 continue  # gradients for inputs (saliency, a gradient penalty): no optimizer to feed
+            policy = policy_at(facts, call.scope, call.order)
+            if policy is None:
+                continue  # no float16 policy holds where this step runs (set elsewhere, or undone before it)
+            if only_in_unit_tests(facts, call.scope):
+                continue  # a unit test runs the step to check it works; underflow is a matter of long training
             scaling = scaling_in(facts, call.scope)
             if scaling.scales:
                 continue
@@ -156,6 +172,36 @@ optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             "near miss: bfloat16 needs no loss scaling",
         ),
+        Valid(
+            """
+import keras
+import tensorflow as tf
+
+# keras.mixed_precision.set_global_policy("mixed_float16")  # faster on tensor cores
+model = keras.Sequential([keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+optimizer = keras.optimizers.Adam(1e-3)
+loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+def export_float16(path):
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    half = keras.Sequential([keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10, dtype="float32")])
+    half.build((None, 32))
+    half.set_weights(model.get_weights())
+    half.save(path)
+    keras.mixed_precision.set_global_policy("float32")
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+for step in range(100):
+    train_step(tf.zeros((8, 32)), tf.zeros((8,), tf.int32))
+export_float16("model_fp16.keras")
+""",
+            "near miss: the policy is only in a comment, and set and restored in an export helper run after training",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -209,5 +255,27 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             message_contains="never scaled with `get_scaled_loss`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+def configure():
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+def main():
+    configure()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10, dtype="float32")])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+    for step in range(100):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(tf.zeros((8, 32)), training=True)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+main()
+""",
+            line=14,
+            message_contains="policy (line 5)",
         ),
     ]
