@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
@@ -7,7 +9,10 @@ from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
 from tapelint.analysis.keras import ModelInfo, application_has_batchnorm, model_reader
 from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.analysis.names import dotted
+from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.training import frozen_values, head_weighted_layers, runs_in_tape, trained, trains_model
+from tapelint.analysis.values import values
+from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -61,6 +66,24 @@ class FrozenBackbone(Rule):
     loop (`for layer in base.layers[:-4]: layer.trainable = False`) is fine-tuning practice and is not
     reported. Whether a model contains BatchNorm is known only for
     `keras.applications` families and layers built in this file.
+
+    A model frozen only for a combined model (a GAN's `disc.trainable = False; gan = Model(z, disc(gen(z)))`)
+    is not reported when its own step still trains it. In Keras 3 (read in `keras/src/layers/layer.py`)
+    `trainable = False` empties `trainable_variables`/`trainable_weights` for as long as it holds, but
+    `variables`/`weights` still list every variable, and a tape differentiates them: their `tf.Variable`s
+    are created trainable and the freeze only sets Keras's own flag, so an optimizer steps them (tf_keras
+    does the same for a model built before it is frozen). Silent, then: the discriminator's tape differentiates
+    `disc.variables` or `disc.weights`; it reads `disc.trainable_variables` after `disc.trainable = True`
+    (toggled back in the step, before the discriminator's tape) or into a name before the freeze
+    (`d_vars = disc.trainable_variables`). Reported: the discriminator's own step differentiates
+    `disc.trainable_variables` while the freeze holds, an empty list, so it never learns ("nothing trainable
+    is left"). Where `trainable` stands at a read is decided like any setting: the last assignment before
+    it in the same function, else what holds at every call of that function (a function nothing in the file
+    calls runs after the module), and unknown when a helper of the file that sets `.trainable` runs in
+    between. When its own step trains the model, only pretrained models (`keras.applications`, loaded) keep
+    the BatchNorm warning on unfreezing, which protects pretrained weights. In unit tests (methods of a `TestCase`, and
+    functions only they call) only the change of `trainable` after the optimizer ran, which raises, is
+    reported.
 
     ## Options
     None. Ignore the rule (or `# noqa: TL301`) where freezing is intended and the information is noise.
@@ -125,13 +148,19 @@ class FrozenBackbone(Rule):
         what = model.application or model.class_name or model.name
         reasons: list[str] = []
         severity = Severity.INFO
-        nothing_left = any(
-            dotted(arg_value(site.node, 1, "sources")) == f"{holder}.trainable_variables" for site in facts.gradient_calls()
-        )
+        reads = weight_reads(facts, binding)
+        # Differentiated all the same: `variables`/`weights` ignore `trainable`, and `trainable_variables` read
+        # where `trainable` was set back to True (a GAN's discriminator, frozen for the combined model only).
+        gets_gradient = any(r.kind == "all" or r.trainable is True for r in reads)
+        nothing_left = any(r.kind == "trainable" and r.trainable is False for r in reads)
+        bn_call = self._batchnorm_call(facts, holder, model) if _unfrozen_later(facts, binding, holder) else None
+        if gets_gradient and not nothing_left and not late and not (bn_call and _pretrained(model)):
+            return  # its own step trains it: "its weights get no gradient" does not hold
+        if only_in_unit_tests(facts, binding.scope) and not late:
+            return  # a unit test freezes on purpose; only the crash of a late change is worth saying there
         if nothing_left:
             reasons.append("nothing trainable is left: the tape differentiates its own `trainable_variables`")
             severity = Severity.WARNING
-        bn_call = self._batchnorm_call(facts, holder, model) if _unfrozen_later(facts, binding, holder) else None
         if bn_call:
             reasons.append(f"it contains BatchNormalization and is called {bn_call}, so once it is unfrozen "
                            "to fine-tune, BatchNorm uses batch statistics; call it with `training=False`")
@@ -331,6 +360,36 @@ probe.fit(tf.zeros((4, 3)), tf.zeros((4, 2)))
 """,
             "near miss: a custom pre-training loop, then a linear probe on the frozen trunk trained by fit",
         ),
+        Valid(
+            """
+import tensorflow as tf
+from tensorflow import keras
+
+generator = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(784)])
+discriminator = keras.Sequential([keras.Input((784,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(1)])
+discriminator.trainable = False
+z = keras.Input((32,))
+gan = keras.Model(z, discriminator(generator(z)))
+bce = keras.losses.BinaryCrossentropy(from_logits=True)
+d_opt, g_opt = keras.optimizers.Adam(2e-4), keras.optimizers.Adam(2e-4)
+
+def train_step(real):
+    noise = tf.random.normal((64, 32))
+    with tf.GradientTape() as d_tape:
+        real_logits, fake_logits = discriminator(real), discriminator(generator(noise))
+        d_loss = bce(tf.ones_like(real_logits), real_logits) + bce(tf.zeros_like(fake_logits), fake_logits)
+    d_grads = d_tape.gradient(d_loss, discriminator.variables)
+    d_opt.apply_gradients(zip(d_grads, discriminator.variables))
+    with tf.GradientTape() as g_tape:
+        logits = gan(noise)
+        g_loss = bce(tf.ones_like(logits), logits)
+    g_opt.apply_gradients(zip(g_tape.gradient(g_loss, gan.trainable_variables), gan.trainable_variables))
+
+for step in range(1000):
+    train_step(tf.random.uniform((64, 784)))
+""",
+            "near miss: frozen for the combined model only; its own step differentiates `variables`, which ignores `trainable`",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -414,7 +473,144 @@ train(10)
             count=2,
             message_contains="changes after training with `train()`",
         ),
+        Invalid(
+            """
+import tensorflow as tf
+from tensorflow import keras
+
+generator = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(784)])
+discriminator = keras.Sequential([keras.Input((784,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(1)])
+discriminator.trainable = False
+z = keras.Input((32,))
+gan = keras.Model(z, discriminator(generator(z)))
+bce = keras.losses.BinaryCrossentropy(from_logits=True)
+d_opt, g_opt = keras.optimizers.Adam(2e-4), keras.optimizers.Adam(2e-4)
+
+def train_step(real):
+    noise = tf.random.normal((64, 32))
+    with tf.GradientTape() as d_tape:
+        real_logits, fake_logits = discriminator(real), discriminator(generator(noise))
+        d_loss = bce(tf.ones_like(real_logits), real_logits) + bce(tf.zeros_like(fake_logits), fake_logits)
+    d_grads = d_tape.gradient(d_loss, discriminator.trainable_variables)
+    d_opt.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+    with tf.GradientTape() as g_tape:
+        logits = gan(noise)
+        g_loss = bce(tf.ones_like(logits), logits)
+    g_opt.apply_gradients(zip(g_tape.gradient(g_loss, gan.trainable_variables), gan.trainable_variables))
+
+for step in range(1000):
+    train_step(tf.random.uniform((64, 784)))
+""",
+            line=7,
+            message_contains="nothing trainable is left",
+        ),
     ]
+
+
+@dataclass(frozen=True)
+class WeightRead:
+    """A read of the frozen model's weights that a gradient call differentiates."""
+
+    kind: str  # "trainable" (`trainable_variables`, `trainable_weights`) or "all" (`variables`, `weights`)
+    trainable: bool | None  # the model's `trainable` where the list is read (None: cannot be told)
+    node: cst.CSTNode
+
+
+def weight_reads(facts: Facts, freeze: Binding) -> list[WeightRead]:
+    """The reads of the frozen model's own weight lists among the sources of the file's gradient calls
+    (through names bound to them: `d_vars = disc.trainable_variables`), each with the model's `trainable`
+    at the read. Keras evaluates `trainable_variables` when it is read: `[]` while the model is frozen;
+    `variables` and `weights` list every variable whatever `trainable` says, and a tape differentiates them
+    (their `tf.Variable`s were made trainable; `trainable = False` only changes the Keras flag)."""
+    target = freeze.target_node.value if isinstance(freeze.target_node, cst.Attribute) else None
+    if target is None:
+        return []
+    frozen = frozen_values(facts, target, freeze.scope, freeze.order)
+    if not frozen or any(v.kind.value == "unknown" for v in frozen):
+        return []
+    resolver = values(facts)
+    found: list[WeightRead] = []
+    for site in facts.gradient_calls():
+        for attribute, scope, order in _weight_attributes(facts, arg_value(site.node, 1, "sources"), site.scope,
+                                                          site.order):
+            owners = resolver.of(attribute.value, scope, order)
+            if not owners or not owners <= frozen:
+                continue
+            kind = "trainable" if attribute.attr.value.startswith("trainable") else "all"
+            owner = dotted(attribute.value)
+            state = _trainable_at(facts, owner, scope, order) if owner is not None else None
+            found.append(WeightRead(kind, state, attribute))
+    return found
+
+
+def _weight_attributes(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  # type: ignore[no-untyped-def]
+                       depth: int = 0) -> list[tuple[cst.Attribute, object, int]]:
+    """`X.trainable_variables`-like reads in `expr` (a sum, a list), followed through one plain binding per name."""
+    found: list[tuple[cst.Attribute, object, int]] = []
+    if expr is None or depth > 4:
+        return found
+    if isinstance(expr, cst.Attribute) and expr.attr.value in WEIGHT_ATTRIBUTES:
+        return [(expr, scope, order)]
+    if isinstance(expr, cst.BinaryOperation):
+        return (_weight_attributes(facts, expr.left, scope, order, depth + 1)
+                + _weight_attributes(facts, expr.right, scope, order, depth + 1))
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        for element in expr.elements:
+            found += _weight_attributes(facts, element.value, scope, order, depth + 1)
+        return found
+    name = dotted(expr)
+    if name is not None:
+        binding = facts.binding_before(name, scope, order)
+        if binding is not None and binding.value is not None and binding.index is None and not binding.augmented:
+            return _weight_attributes(facts, binding.value, binding.scope, binding.order, depth + 1)
+    return found
+
+
+def _trainable_at(facts: Facts, holder: str, scope, order: int, depth: int = 0) -> bool | None:  # type: ignore[no-untyped-def]
+    """The model's `trainable` flag when code at (`scope`, `order`) runs: the last `holder.trainable = ...`
+    before it in the same function; with none, the flag at every call of the function (a function nobody
+    here calls runs after the module: the flag the module leaves). A model is trainable until frozen. A
+    call in between to a function of this file that sets some `.trainable` (a `set_trainable(model, flag)`
+    helper) leaves it unknown."""
+    if depth > 8:
+        return None
+    target = f"{holder}.trainable"
+    own = [b for b in facts.bindings_of(target) if b.scope is scope and b.order < order and not b.augmented]
+    last = own[-1].order if own else -1
+    if any(last < c.order < order and _sets_trainable(facts, c) for c in facts.calls if c.scope is scope):
+        return None
+    if own:
+        return boolean(own[-1].value)
+    if holder.startswith("self.") and scope.class_name is not None:
+        # Set in the class's methods: only `__init__`/`build` run at a known time (before any other method).
+        others = [b for b in facts.bindings_of(target) if b.scope.class_name == scope.class_name and not b.augmented]
+        if any(b.scope.simple_name not in ("__init__", "build") for b in others):
+            return None
+        return boolean(others[-1].value) if others else True
+    if scope.is_module:
+        return True
+    elsewhere = [b for b in facts.bindings_of(target) if b.scope is not scope and not b.scope.is_module]
+    if elsewhere:
+        return None  # also set in other functions, which may run in between
+    callers = facts.call_sites_of_scope(scope)
+    if not callers:
+        return _trainable_at(facts, holder, facts.module_scope, 1 << 60, depth + 1)
+    states = {_trainable_at(facts, holder, c.scope, c.order, depth + 1) for c in callers}
+    return states.pop() if len(states) == 1 else None
+
+
+def _sets_trainable(facts: Facts, site) -> bool:  # type: ignore[no-untyped-def]
+    """Does the call run a function of this file that assigns some `X.trainable`?"""
+    callee = facts.functions.get(site.func or "")
+    if callee is None:
+        return False
+    return any(b.target.endswith(".trainable") and callee.contains(b.scope) for b in facts.bindings)
+
+
+def _pretrained(model: ModelInfo) -> bool:
+    """Weights that were learnt before this file (a `keras.applications` model, a loaded one): what
+    BatchNorm's batch statistics would spoil when it is unfrozen to fine-tune."""
+    return model.kind in ("application", "loaded")
 
 
 def _unfrozen_later(facts: Facts, freeze: Binding, holder: str) -> bool:
