@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tapelint.analysis.constants import boolean, number
+from tapelint.analysis.facts import arg_value, keyword_arg
+from tapelint.analysis.labels import Encoding, label_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.predictions import (
     Evaluation,
     evaluations,
@@ -11,16 +15,48 @@ from tapelint.analysis.predictions import (
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
-# Losses and metrics that give the same value when the arguments are swapped.
+# What swapping `(y_true, y_pred)` does to each Keras loss and metric, read from its formula in the Keras 3
+# source (keras/src/losses/losses.py, keras/src/metrics/) and the same functions of tf_keras. Names are the
+# last part of the resolved `keras.losses.*`/`keras.metrics.*` callee, never the user's own names.
+# The same value either way:
 SYMMETRIC = frozenset(
     {
-        "MeanSquaredError", "mean_squared_error", "mse", "MSE", "MeanAbsoluteError", "mean_absolute_error",
-        "mae", "MAE", "Huber", "huber", "LogCosh", "log_cosh", "logcosh", "CosineSimilarity",
-        "cosine_similarity", "RootMeanSquaredError", "Accuracy", "accuracy", "Mean", "Sum", "MeanTensor",
-        "MeanMetricWrapper", "Loss", "Metric", "Reduction", "LogCoshError", "MeanIoU", "IoU", "BinaryIoU",
-        "OneHotIoU", "OneHotMeanIoU", "Dice", "dice", "F1Score", "log_cosh_error",
+        # mean(square(y_true - y_pred)), mean(abs(...)), their root, and log(cosh(y_pred - y_true)), an even function
+        "MeanSquaredError", "mean_squared_error", "mse", "MSE", "MeanAbsoluteError", "mean_absolute_error", "mae",
+        "MAE", "RootMeanSquaredError", "LogCosh", "log_cosh", "logcosh", "LogCoshError",
+        # square(log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1)): both sides clipped alike
+        "MeanSquaredLogarithmicError", "mean_squared_logarithmic_error", "msle", "MSLE",
+        # a function of abs(y_pred - y_true) only
+        "Huber", "huber",
+        # -sum(l2_norm(y_true) * l2_norm(y_pred))
+        "CosineSimilarity", "cosine_similarity",
+        # 1 - 2 * sum(y_true * y_pred) / (sum(y_true) + sum(y_pred))
+        "Dice", "dice",
+        # equal(y_true, y_pred); equal(argmax(y_true), argmax(y_pred))
+        "Accuracy", "accuracy", "CategoricalAccuracy", "categorical_accuracy",
+        # covariance over the product of the spreads, and Lin's concordance: symmetric in the two series
+        "PearsonCorrelation", "pearson_correlation", "ConcordanceCorrelation", "concordance_correlation",
     }
 )
+# Symmetric only under a condition on the object's or the call's own arguments:
+# - Tversky weighs false positives by `alpha` and false negatives by `beta`; swapping trades one for the
+#   other, so it is symmetric when alpha == beta (the defaults, 0.5 and 0.5: Dice);
+# - IoU metrics count a confusion matrix, which the swap transposes (each class's IoU is unchanged), when
+#   both sides are encoded alike (`sparse_y_true == sparse_y_pred`) and no `ignore_class` drops labels;
+# - Hinge and SquaredHinge compute max(0, 1 - y_true * y_pred), symmetric in the product, but Keras first
+#   turns 0/1 labels into -1/1, in `y_true` only: with 0/1 labels passed second the loss is wrong.
+CONDITIONAL = {
+    "Tversky": "alpha-beta", "tversky": "alpha-beta",
+    "IoU": "iou", "MeanIoU": "iou", "OneHotIoU": "iou", "OneHotMeanIoU": "iou",
+    "Hinge": "hinge", "hinge": "hinge", "SquaredHinge": "hinge", "squared_hinge": "hinge",
+}
+# Not a `(y_true, y_pred)` pair: `Mean()(values, sample_weight)`, a wrapper of a function not read here,
+# base classes.
+NOT_A_PAIR = frozenset({"Mean", "Sum", "MeanTensor", "MeanMetricWrapper", "Loss", "Metric", "Reduction",
+                        "LossFunctionWrapper"})
+# How each IoU class encodes its two sides by default: (sparse_y_true, sparse_y_pred, may the caller set them).
+_IOU_DEFAULTS = {"IoU": (True, True), "MeanIoU": (True, True), "OneHotIoU": (False, False),
+                 "OneHotMeanIoU": (False, False)}
 
 
 class LossArgumentsSwapped(Rule):
@@ -38,8 +74,8 @@ class LossArgumentsSwapped(Rule):
     Keras losses take `(y_true, y_pred)`. Swapped, a cross-entropy takes the log of the (clipped) one-hot
     labels and weighs it by the predictions: the value is finite, the gradient is meaningless, and
     training fails quietly on anything harder than a toy. The official TensorFlow tutorials shipped
-    this bug more than once. Symmetric losses (`MeanSquaredError`, `MeanAbsoluteError`, `Huber`,
-    `LogCosh`, `CosineSimilarity`) give the same value either way and are not reported.
+    this bug more than once. Symmetric losses and metrics give the same value either way and are not
+    reported (see Known problems for the list).
 
     ## Example
     ```python
@@ -59,6 +95,27 @@ class LossArgumentsSwapped(Rule):
     Knowledge distillation with precomputed teacher outputs read from a dataset can legitimately put a
     student's prediction first in a KL divergence; suppress the line then. Calls where both arguments
     come from models (distillation with a live teacher, consistency losses) are never reported.
+
+    Losses and metrics whose value does not change when the arguments trade places are not reported,
+    each checked against its formula in the Keras source: `MeanSquaredError`, `MeanAbsoluteError`,
+    `RootMeanSquaredError`, `MeanSquaredLogarithmicError` (both sides are clipped and logged alike),
+    `Huber` (a function of `abs(y_pred - y_true)`), `LogCosh`/`LogCoshError` (an even function),
+    `CosineSimilarity`, `Dice`, `Accuracy`, `CategoricalAccuracy` (`argmax` of both), `PearsonCorrelation`,
+    `ConcordanceCorrelation`, and their function forms. Some are symmetric only under a condition, read
+    from the object's or the call's own arguments (silent when they cannot be read): `Tversky` when
+    `alpha == beta` (the default), the IoU metrics (`IoU`, `MeanIoU`, `OneHotIoU`, `OneHotMeanIoU`) when
+    both sides are encoded alike and no `ignore_class` drops labels. `Hinge` and `SquaredHinge` compute
+    `max(0, 1 - y_true * y_pred)`, symmetric in the product, but Keras first turns 0/1 labels into -1/1
+    in `y_true` only: a swap is reported only when the labels passed second are known to be 0/1 (one-hot),
+    and not for -1/1 labels or labels of unknown encoding. Still reported: the cross-entropies (binary,
+    categorical, sparse, focal), `KLDivergence`, `Poisson`, `MeanAbsolutePercentageError` (divides by
+    `y_true`), `CategoricalHinge`, `BinaryAccuracy`, `SparseCategoricalAccuracy`, the top-k accuracies,
+    `BinaryIoU`, `F1Score`/`FBetaScore`, `R2Score`, `Precision`, `Recall`, `AUC` (a threshold, `argmax` or
+    normalisation applies to one side only). `Mean`, `Sum` and `MeanMetricWrapper` take no
+    `(y_true, y_pred)` pair and are never judged. The squared and absolute errors convert `y_true` to the
+    dtype of `y_pred`: swapped with integer labels, the predictions would be truncated; that case is not
+    told apart. Calls in code that runs only in unit tests (methods of a `TestCase`, and functions only
+    they call) are not reported: the swap changes how well a model learns, not whether the test runs.
 
     ## Options
     None.
@@ -87,13 +144,20 @@ class LossArgumentsSwapped(Rule):
     def check(self) -> None:
         facts = self.facts
         for ev in evaluations(facts):
-            if ev.name in SYMMETRIC or ev.y_true is None or ev.y_pred is None:
+            if ev.name in NOT_A_PAIR or ev.y_true is None or ev.y_pred is None:
                 continue
             first = prediction_source(facts, ev.y_true, ev.site.scope, ev.site.order)
+            if first is None:
+                continue
             second = prediction_source(facts, ev.y_pred, ev.site.scope, ev.site.order)
             confidence = Confidence.HIGH
-            if first is None or second is not None:
+            if second is not None:
                 continue  # unknown, or both are predictions: distillation, consistency losses
+            symmetric = self._symmetric(ev)
+            if symmetric is not False:
+                continue  # the same value either way (or that cannot be told)
+            if only_in_unit_tests(facts, ev.site.scope):
+                continue  # a test that fits two samples: the swap changes how well it learns, not whether it runs
             callee = dotted(ev.site.node.func) or ev.name
             other = cst.Module([]).code_for_node(ev.y_pred)
             if ev.kind == "tf.nn":
@@ -104,8 +168,66 @@ class LossArgumentsSwapped(Rule):
                     fix=self._fix(ev),
                 )
                 continue
-            self.report(ev.site.node, confidence=confidence, fix=self._fix(ev), callee=callee, source=first,
-                        other=other)
+            message = self.message.format(callee=callee, source=first, other=other)
+            if CONDITIONAL.get(ev.name) == "hinge":
+                message += ("; Keras turns 0/1 labels into -1/1 only in its first argument, so the 0/1 labels "
+                            "passed second are not converted")
+            self.report(ev.site.node, message, confidence=confidence, fix=self._fix(ev))
+
+    def _symmetric(self, ev: Evaluation) -> bool | None:
+        """Does swapping the two arguments leave the value unchanged? None when it depends on arguments that
+        cannot be read."""
+        if ev.kind == "tf.nn":
+            return False
+        if ev.name in SYMMETRIC:
+            return True
+        condition = CONDITIONAL.get(ev.name)
+        if condition is None:
+            return False
+        facts = self.facts
+        if condition == "hinge":
+            # The labels are what the call passes second here; known 0/1 labels make the swap matter.
+            labels = label_reader(facts).encoding(ev.y_pred, ev.site.scope, ev.site.order)
+            return False if labels.encoding is Encoding.ONE_HOT else None
+        settings = ev.construction if ev.construction is not None else ev.site.node
+        site = facts.call_site(settings) if isinstance(settings, cst.Call) else None
+        scope, order = (site.scope, site.order) if site is not None else (ev.site.scope, ev.site.order)
+        if condition == "alpha-beta":
+            # `Tversky(alpha, beta)`, or `tversky(y_true, y_pred, alpha, beta)`
+            first = 0 if ev.construction is not None else 2
+            alpha = self._setting(settings, first, "alpha", 0.5, scope, order)
+            beta = self._setting(settings, first + 1, "beta", 0.5, scope, order)
+            if alpha is None or beta is None:
+                return None
+            return alpha == beta
+        # IoU
+        if settings is None or any(a.keyword is None for a in settings.args[2:]) or any(a.star for a in settings.args):
+            return None
+        sparse_true, sparse_pred = _IOU_DEFAULTS.get(ev.name, (True, True))
+        ignore = keyword_arg(settings, "ignore_class")
+        if ignore is not None and not (isinstance(ignore.value, cst.Name) and ignore.value.value == "None"):
+            return False
+        for keyword, default in (("sparse_y_true", sparse_true), ("sparse_y_pred", sparse_pred)):
+            given = keyword_arg(settings, keyword)
+            if given is None:
+                continue
+            value = boolean(given.value)
+            if value is None:
+                return None
+            if keyword == "sparse_y_true":
+                sparse_true = value
+            else:
+                sparse_pred = value
+        return sparse_true == sparse_pred
+
+    def _setting(self, call: cst.Call | None, position: int, keyword: str, default: float, scope,  # type: ignore[no-untyped-def]
+                 order: int) -> float | None:
+        if call is None or any(a.star for a in call.args):
+            return None
+        given = arg_value(call, position, keyword)
+        if given is None:
+            return default
+        return number(self.facts, given, scope, order)
 
     @staticmethod
     def _fix(ev: Evaluation) -> PendingFix | None:
@@ -209,6 +331,24 @@ with tf.GradientTape() as tape:
 """,
             "distillation: both arguments are model outputs",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1, activation="tanh")])
+optimizer = tf.keras.optimizers.SGD(0.01)
+hinge = tf.keras.losses.Hinge()
+dice = tf.keras.losses.Dice()
+x = tf.random.normal((256, 8))
+y = tf.where(tf.reduce_sum(x, axis=1, keepdims=True) > 0, 1.0, -1.0)
+with tf.GradientTape() as tape:
+    scores = model(x, training=True)
+    loss = hinge(scores, y) + tf.keras.losses.log_cosh(scores, y) + dice(scores, y)
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: hinge with -1/1 labels, log-cosh and Dice give the same value either way",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -284,5 +424,22 @@ class TransferHead(tf.Module):
 """,
             line=15,
             message_contains="a layer written by hand",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(4)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+squared_hinge = tf.keras.losses.SquaredHinge()
+x = tf.random.normal((256, 8))
+labels = tf.one_hot(tf.argmax(x[:, :4], axis=1), 4)
+with tf.GradientTape() as tape:
+    loss = squared_hinge(model(x, training=True), labels)
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            line=10,
+            message_contains="turns 0/1 labels into -1/1 only in its first argument",
         ),
     ]
