@@ -81,3 +81,41 @@ from tensorflow.keras import dtensor
     # The stable names, and a module of the user's own that happens to be called `estimator`, are not.
     assert _tl502('tf.keras.callbacks.BackupAndRestore("/tmp/backup")', header) == []
     assert _tl502("estimator.model_to_estimator(model)", "from . import estimator\n") == []
+
+
+HUBER = '''
+import tensorflow as tf
+from tensorflow import keras
+
+
+class HuberMetric(keras.metrics.Metric):
+    def __init__(self, threshold=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.threshold = threshold
+        self.total = self.add_weight(name="total", initializer="zeros")
+        self.count = self.add_weight(name="count", initializer="zeros")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        error = tf.abs(y_true - y_pred)
+        self.total.assign_add(tf.reduce_sum(tf.where(error < self.threshold, error ** 2 / 2, error)))
+        self.count.assign_add(tf.cast(tf.size(y_true), tf.float32))
+
+    def result(self):
+        return self.total / self.count
+
+
+m = HuberMetric(2.0)
+m(tf.constant([[2.0]]), tf.constant([[10.0]]))
+print(m.result())
+m.RESET()
+'''
+
+
+def test_reset_states_on_a_subclass_of_keras_metric_is_reported_and_reset_state_is_not():
+    """ageron/handson-ml2 chapter 12: `m.reset_states()` on a `keras.metrics.Metric` subclass raises
+    AttributeError on Keras 3, like on the built-in metrics."""
+    found = [d.line for d in lint_source(HUBER.replace("RESET", "reset_states"), "t.py", Config(), force=True)
+             if d.code == "TL502"]
+    assert found == [25]
+    assert [d for d in lint_source(HUBER.replace("RESET", "reset_state"), "t.py", Config(), force=True)
+            if d.code == "TL502"] == []

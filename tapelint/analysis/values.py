@@ -529,7 +529,7 @@ class Values:
         return found
 
     def class_kind(self, cls: str) -> Kind:
-        """MODEL or LAYER for local subclasses of Keras models and layers, INSTANCE otherwise."""
+        """MODEL, LAYER or METRIC for local subclasses of Keras models, layers and metrics, INSTANCE otherwise."""
         seen = set()
         current: str | None = cls
         while current is not None and current not in seen:
@@ -538,6 +538,8 @@ class Values:
             if info is None:
                 break
             for base in info.bases:
+                if base.startswith("keras.metrics."):
+                    return Kind.METRIC  # (a tf_keras Metric is also a Layer: the metric is what matters)
                 if base in MODEL_CLASSES:
                     return Kind.MODEL
                 if base.startswith("keras.layers.") or base == "keras.Layer":
