@@ -138,7 +138,7 @@ class _Walk:
                 break
             self.budget -= 1
             item = self.pending.pop()
-            key = (item[0], id(item[1]), id(item[4][-1]) if item[4] else 0, item[5])
+            key = (item[0], id(item[1]), id(item[2]), id(item[4][-1]) if item[4] else 0, item[5])
             if key in self.seen:
                 continue
             self.seen.add(key)
@@ -192,10 +192,8 @@ class _Walk:
                 self.expr(container, scope, order, returns, position)
             return
         if kind is cst.DictElement:
-            container = parent_of(f, parent)
-            if container is not None and parent.value is node:  # type: ignore[attr-defined]
-                self.expr(container, scope, order, returns)
-            elif container is not None:
+            container = parent_of(f, parent)  # `{"loss": value}`: the dict holds it
+            if container is not None:
                 self.expr(container, scope, order, returns)
             return
         if kind in (cst.Assign, cst.AnnAssign):
@@ -302,9 +300,10 @@ class _Walk:
             return
         self._container_reads(name, scope, order, returns)
 
-    def _container_reads(self, name: str, scope: Scope, order: int, returns: _Returns) -> None:
-        """A value put into the container `name` at (`scope`, `order`): the reads of the container after it."""
-        f = self.f
+    def _container_reads(self, name: str, scope: Scope, order: int, returns: _Returns,
+                         skip: cst.CSTNode | None = None) -> None:
+        """A value put into the container `name` at (`scope`, `order`): the reads of the container after it
+        (`skip`: the container as the adding call names it, which is no later read)."""
         holders = self._holders(name, scope, order)
         if holders is None:
             self.end(Purpose.UNKNOWN)
@@ -315,9 +314,8 @@ class _Walk:
             return
         for binding in holders:
             for use in self._reads(binding):
-                if use.order > order or use.scope is not scope:
+                if use.node is not skip and (use.order > order or use.scope is not scope):
                     self.expr(use.node, use.scope, use.order, returns)
-        del f
 
     def _augmented(self, statement: cst.AugAssign, node: cst.CSTNode, scope: Scope, order: int,
                    returns: _Returns) -> None:
@@ -396,7 +394,6 @@ class _Walk:
 
     # ------------------------------------------------------------------ returned
     def _returned(self, scope: Scope, order: int, returns: _Returns, index: int | None) -> None:
-        f = self.f
         if scope.is_module:
             self.end(Purpose.UNKNOWN)
             return
@@ -418,7 +415,6 @@ class _Walk:
             return
         for site in sites:
             self.expr(site.node, site.scope, site.order, (), index)
-        del f
 
     def _callers(self, scope: Scope) -> list[CallSite]:
         """The calls that run `scope`: by its name, `obj.method(...)` on an object of its class, and for
@@ -555,11 +551,14 @@ class _Walk:
                 return
             self.end(Purpose.UNKNOWN)
             return
-        # --- a container: `xs.append(value)`
-        if method in _CONTAINER_ADDERS and receiver is not None and dotted(receiver) is not None:
-            holders = self._holders(dotted(receiver) or "", site.scope, site.order)
-            if holders:
-                self._container_reads(dotted(receiver) or "", site.scope, site.order, returns)
+        # --- a container: `xs.append(value)`, `history["loss"].append(value)`
+        if method in _CONTAINER_ADDERS and receiver is not None:
+            root = receiver
+            while isinstance(root, cst.Subscript):
+                root = root.value
+            name = dotted(root)
+            if name is not None and self._holders(name, site.scope, site.order):
+                self._container_reads(name, site.scope, site.order, returns, skip=root)
                 return
         # --- a library that computes: its result is made from the value
         if qualified is not None and qualified.startswith(_COMPUTE_PREFIXES):
