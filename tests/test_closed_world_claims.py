@@ -333,3 +333,36 @@ def test_a_metric_that_another_module_imports_and_resets_is_not_reported(tmp_pat
     assert findings(tmp_path, config) == []
     (tmp_path / "callbacks.py").write_text("def on_epoch_end(epoch):\n    print('epoch', epoch)\n")
     assert findings(tmp_path, config) == [("train_lib.py", 17, "TL601")]
+
+
+ACCUMULATE = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    accum = [tf.Variable(tf.zeros_like(v), trainable=False) for v in model.trainable_variables]
+
+    for step, (x, y) in enumerate(batches):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        for a, g in zip(accum, grads):
+            a.assign_add(g / 4)
+        if (step + 1) % 4 == 0:
+            optimizer.apply_gradients(zip(accum, model.trainable_variables))
+"""
+
+
+def test_an_accumulator_another_module_imports_and_zeroes_is_not_reported(tmp_path):
+    write(tmp_path, {"accumulate.py": ACCUMULATE, "hooks.py": """
+        import tensorflow as tf
+        from accumulate import accum
+
+        def zero():
+            for a in accum:
+                a.assign(tf.zeros_like(a))
+    """})
+    config = Config(select=("TL011",), preview=True)
+    assert findings(tmp_path, config) == []
+    (tmp_path / "hooks.py").write_text("def zero():\n    pass\n")
+    assert findings(tmp_path, config) == [("accumulate.py", 15, "TL011")]

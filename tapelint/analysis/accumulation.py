@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tapelint.analysis.blocks import blocks
+from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.dataflow import names_in
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
@@ -76,6 +77,8 @@ def grows_between_applies(facts: Facts, acc: Accumulator) -> ApplySite | None:
     it is both added to and applied. None when that cannot be shown."""
     if acc.resets or not acc.creations or not acc.adds or not acc.applies:
         return None
+    if any(reachable_from_other_modules(facts, c) for c in acc.creations):
+        return None  # another module of the project may reset it (tapelint.analysis.closed_world)
     for apply in acc.applies:
         point = (apply.site.scope, apply.site.order)
         if not _repeats(facts, *point):
