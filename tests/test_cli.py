@@ -226,10 +226,19 @@ def test_keras_version_2_silences_keras3_rules(project):
 
 
 def test_rule_options_change_thresholds(project):
-    (project / "adam.py").write_text("import tensorflow as tf\nopt = tf.keras.optimizers.Adam(0.05)\n"
-                                     "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n")
+    # A ReLU MLP stepped by Adam at 0.1: above the default limit for adaptive optimizers (0.05).
+    (project / "adam.py").write_text(
+        "import tensorflow as tf\n"
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation='relu'), tf.keras.layers.Dense(10)])\n"
+        "opt = tf.keras.optimizers.Adam(0.1)\n"
+        "loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n"
+        "for x, y in batches:\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(y, model(x, training=True))\n"
+        "    grads = tape.gradient(loss, model.trainable_variables)\n"
+        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
     assert "TL201" in out(run("adam.py", cwd=project))
-    (project / "pyproject.toml").write_text("[tool.tapelint.learning-rate-too-high]\nadaptive-max = 0.1\n")
+    (project / "pyproject.toml").write_text("[tool.tapelint.learning-rate-too-high]\nadaptive-max = 0.2\n")
     assert "TL201" not in out(run("adam.py", cwd=project))
 
 
