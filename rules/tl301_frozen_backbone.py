@@ -156,7 +156,8 @@ class FrozenBackbone(Rule):
         bn_call = self._batchnorm_call(facts, holder, model) if _unfrozen_later(facts, binding, holder) else None
         if gets_gradient and not nothing_left and not late and not (bn_call and _pretrained(model)):
             return  # its own step trains it: "its weights get no gradient" does not hold
-        if only_in_unit_tests(facts, binding.scope) and not late:
+        if not late and (only_in_unit_tests(facts, binding.scope)
+                         or facts.tapes and all(only_in_unit_tests(facts, t.scope) for t in facts.tapes)):
             return  # a unit test freezes on purpose; only the crash of a late change is worth saying there
         if nothing_left:
             reasons.append("nothing trainable is left: the tape differentiates its own `trainable_variables`")

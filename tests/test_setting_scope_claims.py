@@ -583,6 +583,27 @@ if __name__ == "__main__":
     tf.test.main()
 """
 
+# The base is frozen at module level; only a unit test trains the head (TL301).
+TEST_FROZEN_AT_MODULE_LEVEL = """\
+import tensorflow as tf
+
+base = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(8, activation="relu")])
+base.trainable = False
+head = tf.keras.layers.Dense(1)
+model = tf.keras.Sequential([base, head])
+
+
+class HeadTest(tf.test.TestCase):
+    def test_head_learns(self):
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        for _ in range(5):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(tf.ones((2, 4)), training=True) - 1.0))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        self.assertLess(float(loss), 1.0)
+"""
+
 # A unit test checks the loss stays finite, with the arguments swapped (TL103).
 TEST_SWAPPED_LOSS = """\
 import tensorflow as tf
@@ -723,8 +744,9 @@ def test_asymmetric_losses_with_the_prediction_first_are_reported():
 
 @pytest.mark.parametrize("code, source", [
     ("TL108", TEST_HANDWRITTEN_XENT), ("TL603", TEST_SAME_BATCH), ("TL203", TEST_FLOAT16_STEP),
-    ("TL301", TEST_FROZEN_BASE), ("TL103", TEST_SWAPPED_LOSS), ("TL006", TEST_BATCHNORM_VARIABLES),
-], ids=["TL108", "TL603", "TL203", "TL301", "TL103", "TL006-batchnorm"])
+    ("TL301", TEST_FROZEN_BASE), ("TL301", TEST_FROZEN_AT_MODULE_LEVEL), ("TL103", TEST_SWAPPED_LOSS),
+    ("TL006", TEST_BATCHNORM_VARIABLES),
+], ids=["TL108", "TL603", "TL203", "TL301", "TL301-module-level", "TL103", "TL006-batchnorm"])
 def test_training_quality_claims_are_not_made_in_unit_tests(code: str, source: str):
     assert findings(code, source) == []
 
