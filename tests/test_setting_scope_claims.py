@@ -62,6 +62,74 @@ for epoch in range(3):
         train_step(x, y)
 """
 
+# The function that sets the policy is defined, but its call is commented out.
+POLICY_SETTER_NEVER_CALLED = """\
+import argparse
+
+import tensorflow as tf
+from tensorflow.keras import mixed_precision
+
+
+def enable_mixed_precision():
+    mixed_precision.set_global_policy("mixed_float16")
+    print("compute dtype:", mixed_precision.global_policy().compute_dtype)
+
+
+def train(epochs):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    data = tf.data.Dataset.from_tensor_slices((tf.zeros((512, 64)), tf.zeros((512,), tf.int32))).batch(64)
+    for epoch in range(epochs):
+        for x, y in data:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=5)
+    args = parser.parse_args()
+    # enable_mixed_precision()  # TODO: re-enable once the loss is scaled
+    train(args.epochs)
+"""
+
+# Its buggy twin: the same program with the call back in.
+POLICY_SETTER_CALLED = """\
+import argparse
+
+import tensorflow as tf
+from tensorflow.keras import mixed_precision
+
+
+def enable_mixed_precision():
+    mixed_precision.set_global_policy("mixed_float16")
+    print("compute dtype:", mixed_precision.global_policy().compute_dtype)
+
+
+def train(epochs):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    data = tf.data.Dataset.from_tensor_slices((tf.zeros((512, 64)), tf.zeros((512,), tf.int32))).batch(64)
+    for epoch in range(epochs):
+        for x, y in data:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=5)
+    args = parser.parse_args()
+    enable_mixed_precision()
+    train(args.epochs)
+"""
+
 # One test method sets and restores the policy; the training helper runs from `main()`.
 POLICY_IN_ANOTHER_TEST = """\
 import tensorflow as tf
@@ -704,11 +772,18 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("source", [POLICY_IN_COMMENTS, POLICY_IN_ANOTHER_TEST, POLICY_IN_EXPORT_HELPER,
-                                    POLICY_RESTORED_UNREAD],
-                         ids=["comments", "another-test-method", "export-helper", "restored-unread"])
+@pytest.mark.parametrize("source", [POLICY_IN_COMMENTS, POLICY_SETTER_NEVER_CALLED, POLICY_IN_ANOTHER_TEST,
+                                    POLICY_IN_EXPORT_HELPER, POLICY_RESTORED_UNREAD],
+                         ids=["comments", "call-commented-out", "another-test-method", "export-helper",
+                              "restored-unread"])
 def test_a_policy_that_does_not_hold_where_the_step_runs_is_not_reported(source: str):
     assert findings("TL203", source) == []
+
+
+def test_the_setter_called_again_before_training_is_reported():
+    (line, message), = findings("TL203", POLICY_SETTER_CALLED)
+    assert line_of(POLICY_SETTER_CALLED, line).startswith("grads = tape.gradient(")
+    assert "`mixed_float16` policy (line 8)" in message
 
 
 def test_a_policy_set_by_a_function_called_before_the_loop_is_reported():
