@@ -56,7 +56,8 @@ class LossScalingMissing(Rule):
     one set in another unit-test method (the runner runs each test on its own; `setUp` and module level do
     count). A setter whose policy cannot be read (`set_global_policy(previous)`) ends what can be said.
     Comments, docstrings and strings that mention `set_global_policy("mixed_float16")` are not code and
-    set nothing. Code that runs only in unit tests is not reported: a test that runs a float16 step to see
+    set nothing, and neither does a function that sets the policy when nothing runs it (its call commented
+    out). Code that runs only in unit tests is not reported: a test that runs a float16 step to see
     that it works does not train long enough for underflow to matter.
 
     ## Options
