@@ -10,7 +10,7 @@ from tapelint.analysis.keras import ModelInfo, application_has_batchnorm, model_
 from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.analysis.names import dotted
 from tapelint.analysis.purpose import only_in_unit_tests
-from tapelint.analysis.training import frozen_values, head_weighted_layers, runs_in_tape, trained, trains_model
+from tapelint.analysis.training import frozen_values, head_weighted_layers, parts, runs_in_tape, trained, trains_model
 from tapelint.analysis.values import values
 from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 from tapelint.diagnostic import Confidence, Severity
@@ -148,11 +148,11 @@ class FrozenBackbone(Rule):
         what = model.application or model.class_name or model.name
         reasons: list[str] = []
         severity = Severity.INFO
-        reads = weight_reads(facts, binding)
+        reads = weight_reads(facts, binding, holder)
         # Differentiated all the same: `variables`/`weights` ignore `trainable`, and `trainable_variables` read
         # where `trainable` was set back to True (a GAN's discriminator, frozen for the combined model only).
         gets_gradient = any(r.kind == "all" or r.trainable is True for r in reads)
-        nothing_left = any(r.kind == "trainable" and r.trainable is False for r in reads)
+        nothing_left = any(r.kind == "trainable" and r.trainable is False and not r.inside for r in reads)
         bn_call = self._batchnorm_call(facts, holder, model) if _unfrozen_later(facts, binding, holder) else None
         if gets_gradient and not nothing_left and not late and not (bn_call and _pretrained(model)):
             return  # its own step trains it: "its weights get no gradient" does not hold
@@ -513,11 +513,12 @@ class WeightRead:
     """A read of the frozen model's weights that a gradient call differentiates."""
 
     kind: str  # "trainable" (`trainable_variables`, `trainable_weights`) or "all" (`variables`, `weights`)
-    trainable: bool | None  # the model's `trainable` where the list is read (None: cannot be told)
+    trainable: bool | None  # the frozen model's `trainable` where the list is read (None: cannot be told)
     node: cst.CSTNode
+    inside: bool = False  # the list of a model built from the frozen one
 
 
-def weight_reads(facts: Facts, freeze: Binding) -> list[WeightRead]:
+def weight_reads(facts: Facts, freeze: Binding, holder: str) -> list[WeightRead]:
     """The reads of the frozen model's own weight lists among the sources of the file's gradient calls
     (through names bound to them: `d_vars = disc.trainable_variables`), each with the model's `trainable`
     at the read. Keras evaluates `trainable_variables` when it is read: `[]` while the model is frozen;
@@ -535,12 +536,19 @@ def weight_reads(facts: Facts, freeze: Binding) -> list[WeightRead]:
         for attribute, scope, order in _weight_attributes(facts, arg_value(site.node, 1, "sources"), site.scope,
                                                           site.order):
             owners = resolver.of(attribute.value, scope, order)
-            if not owners or not owners <= frozen:
+            if not owners:
                 continue
             kind = "trainable" if attribute.attr.value.startswith("trainable") else "all"
-            owner = dotted(attribute.value)
-            state = _trainable_at(facts, owner, scope, order) if owner is not None else None
-            found.append(WeightRead(kind, state, attribute))
+            if owners <= frozen:
+                owner = dotted(attribute.value)
+                state = _trainable_at(facts, owner, scope, order) if owner is not None else None
+                found.append(WeightRead(kind, state, attribute))
+                continue
+            # A model built from the frozen one (`Sequential([base, head])`): its `variables` hold the frozen
+            # model's too; its `trainable_variables` do where the frozen model is trainable again.
+            if any(v.kind.value != "unknown" and frozen & (parts(facts, v) or frozenset()) for v in owners):
+                state = _trainable_at(facts, holder, scope, order) if kind == "trainable" else None
+                found.append(WeightRead(kind, state, attribute, inside=True))
     return found
 
 
