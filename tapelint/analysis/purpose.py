@@ -5,8 +5,9 @@ show that the value they judge takes part in training. `reach(facts, node, scope
 *forward* from the expression `node`, the mirror image of `dataflow.gradient_flow`, which follows a loss
 backwards:
 
-- up through the expressions that contain it (arithmetic, ops of `tf`/`keras`/NumPy, a model or loss called
-  on it, subscripts, containers, string formatting);
+- up through the expressions that contain it (arithmetic, a function or class of an imported library other
+  than the sinks below, a model or loss called on it, subscripts, containers, string formatting): what they
+  give back is made from it;
 - into the names it is bound to (assignments, unpacking, `for` targets, comprehension targets,
   `xs.append(value)`, `d[k] = value`, `self.attr = value`), and on to every read that may see that binding
   (the value model's `reaching`; for `self.attr`, the reads in the methods of the same class);
@@ -94,13 +95,11 @@ _LOGGING_PREFIXES = (
 _LOGGING_EXACT = frozenset({"logging", "matplotlib.pyplot", "wandb", "mlflow", "tqdm", "tqdm.tqdm",
                             "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "pprint.pprint"})
 _METRIC_PREFIXES = ("sklearn.metrics.",)
-# Libraries whose functions compute: what they return is derived from their arguments.
-_COMPUTE_PREFIXES = ("tensorflow.", "keras.", "numpy.", "math.", "scipy.", "tensorflow_probability.",
-                     "tensorflow_addons.", "jax.numpy.")
 # Builtins that give back something made from their arguments.
 _BUILTIN_COMPUTE = frozenset({"float", "int", "bool", "str", "repr", "format", "round", "abs", "sum", "min", "max",
                               "list", "tuple", "set", "dict", "sorted", "reversed", "zip", "enumerate", "iter",
-                              "next", "len", "map", "filter", "any", "all", "divmod", "pow", "complex"})
+                              "next", "len", "map", "filter", "any", "all", "divmod", "pow", "complex", "range",
+                              "slice"})
 _BUILTIN_NOTHING = frozenset({"isinstance", "issubclass", "type", "id", "hasattr", "callable", "hash"})
 _FILE_METHODS = frozenset({"write", "writelines", "writerow", "writerows"})
 _CONTAINER_ADDERS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "put"})
@@ -108,6 +107,8 @@ _TRAINING_METHODS = frozenset({"fit", "train_on_batch", "fit_generator"})
 _EVALUATION_METHODS = frozenset({"evaluate", "test_on_batch", "evaluate_generator"})
 _REPLICA_RUNNERS = frozenset({"run", "experimental_run_v2"})
 _WRAPPERS = frozenset({"tensorflow.function", "tensorflow.compat.v1.function", "tensorflow.autograph.to_graph"})
+# Methods of a model that put a value into its state rather than compute with it.
+_STATE_SETTERS = frozenset({"set_weights", "load_weights", "add_update", "add_loss", "add_metric", "compile"})
 _KERAS_LOG_STEPS = frozenset({"train_step", "test_step"})
 _BUDGET = 1500
 _MAX_CALLS = 6
@@ -560,18 +561,48 @@ class _Walk:
             if name is not None and self._holders(name, site.scope, site.order):
                 self._container_reads(name, site.scope, site.order, returns, skip=root)
                 return
-        # --- a library that computes: its result is made from the value
-        if qualified is not None and qualified.startswith(_COMPUTE_PREFIXES):
-            self.expr(call, site.scope, site.order, returns)
+        # --- a function or class of an imported library (none of the sinks above), a method of a model, of an
+        # object a library made or of a string: its result is made from the value (`tf.reduce_mean`,
+        # `np.mean`, `tl.cost.cross_entropy`, `model.predict`, `dist.log_prob`, `"{}".format`). Called for
+        # its effect alone (its result dropped), it may have kept the value somewhere: unknown.
+        if qualified is not None or receiver is not None and self._computing_receiver(receiver, method, site):
+            if id(call) in f.statement_values:
+                self.end(Purpose.UNKNOWN)
+            else:
+                self.expr(call, site.scope, site.order, returns)
+            return
+        if receiver is not None and dotted(receiver) == "self" and (method or "").startswith("assert") \
+                and only_in_unit_tests(f, site.scope):
+            self.end(Purpose.NOTHING)  # `self.assertLess(loss, 0.1)` in a test
             return
         # --- a function, method or class of this module: into its parameter; a model or loss: its output
         self._callee(call, site, position, keyword, returns)
+
+    def _computing_receiver(self, receiver: cst.BaseExpression, method: str | None, site: CallSite) -> bool:
+        """Is `receiver.method(...)` a computation on an object whose methods give back values (a Keras model
+        or layer other than setting its weights, an object a library made, a string)?"""
+        from tapelint.analysis.values import Kind
+
+        if isinstance(receiver, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            return True
+        found = self.values.of(receiver, site.scope, site.order)
+        if not found or any(v.kind is Kind.UNKNOWN for v in found):
+            return False
+        if all(v.kind is Kind.CONSTANT and isinstance(v.const, str) for v in found):
+            return True
+        if all(v.kind in (Kind.MODEL, Kind.LAYER) and v.cls not in self.f.classes for v in found):
+            return method not in _STATE_SETTERS
+        return all(v.kind in (Kind.EXTERNAL, Kind.DATASET) for v in found)
 
     def _callee(self, call: cst.Call, site: CallSite, position: int | None, keyword: str | None,
                 returns: _Returns) -> None:
         from tapelint.analysis.values import Kind
 
         found = self.values.of(call.func, site.scope, site.order)
+        nested = self._nested_function(call.func, site)
+        if nested is not None:
+            self._enter(nested, call, site, position, keyword, returns)
+            return
         if not found:
             self.end(Purpose.UNKNOWN)
             return
@@ -595,10 +626,44 @@ class _Walk:
                     self.end(Purpose.UNKNOWN)
                 for w in functions:
                     self._enter(w.scope, call, site, position, keyword, returns)  # type: ignore[arg-type]
-            elif value.kind is Kind.EXTERNAL and (value.cls or "").startswith(_COMPUTE_PREFIXES):
-                self.expr(call, site.scope, site.order, returns)
+            elif value.kind is Kind.EXTERNAL:
+                self.expr(call, site.scope, site.order, returns)  # an object a library made, called on it
+            elif value.kind is Kind.INSTANCE and value.cls in self.f.classes:
+                self._call_object(value.cls, call, site, position, keyword, returns)
             else:
                 self.end(Purpose.UNKNOWN)
+
+    def _call_object(self, cls: str, call: cst.Call, site: CallSite, position: int | None, keyword: str | None,
+                     returns: _Returns) -> None:
+        """`net(x)` on an object of a class of this module: its own `__call__`, or, for a class built on a
+        library class (a tensorlayer or Sonnet model), what that library's call gives back."""
+        from tapelint.analysis.values import Kind
+
+        method = self.values.member(cls, "__call__")
+        functions = [v for v in method if v.kind is Kind.FUNCTION and v.scope is not None]
+        if functions:
+            for value in functions:
+                self._enter(value.scope, call, site, position, keyword, returns)  # type: ignore[arg-type]
+            return
+        if self.values.library_bases(cls):
+            self.expr(call, site.scope, site.order, returns)
+            return
+        self.end(Purpose.UNKNOWN)
+
+    def _nested_function(self, func: cst.BaseExpression, site: CallSite) -> Scope | None:
+        """`step(x)` where `step` is a function defined inside an enclosing function (the value model knows
+        module-level `def`s only), and no assignment or parameter of that name is in the way."""
+        if not isinstance(func, cst.Name) or self.values.reaching(func.value, site.scope, site.order):
+            return None
+        for current in site.scope.chain():
+            if func.value in current.params:
+                return None
+            found = [s for s in self.f.scopes if s.parent is current and s.class_name is None
+                     and s.simple_name == func.value and not current.is_module]
+            if found:
+                before = [s for s in found if s.order < site.order]
+                return (before or found)[-1]
+        return None
 
     def _enter(self, callee: Scope, call: cst.Call, site: CallSite, position: int | None, keyword: str | None,
                returns: _Returns) -> None:
