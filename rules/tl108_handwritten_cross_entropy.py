@@ -49,8 +49,8 @@ class HandwrittenCrossEntropy(Rule):
     `tape.gradient` (or an optimizer's `minimize`, `compile(loss=...)`, `add_loss`), followed through names,
     containers and the functions of the file (`analysis/purpose.py`). One that is only printed, logged,
     plotted, written to a summary or a file, or fed to a metric is not reported: a NaN there spoils a
-    number on the screen, not the weights. Nor is one whose value goes where it cannot be followed (into a
-    library the linter does not know, a method of an object of unknown type); one returned by a function
+    number on the screen, not the weights. Nor is one whose value goes where it cannot be followed (a
+    method of an object of unknown type, a call made only for its effect); one returned by a function
     nothing in the file calls is judged as a loss (its callers are in other files). Code that runs only in
     unit tests (methods of a `TestCase`, and functions only they call) is not reported either: a test that
     fits two samples is no long training run.
