@@ -144,8 +144,8 @@ class LossArgumentsSwapped(Rule):
     def check(self) -> None:
         facts = self.facts
         for ev in evaluations(facts):
-            if ev.name in NOT_A_PAIR or ev.y_true is None or ev.y_pred is None:
-                continue
+            if ev.name in NOT_A_PAIR or ev.name in SYMMETRIC or ev.y_true is None or ev.y_pred is None:
+                continue  # the same value either way, or no `(y_true, y_pred)` pair
             first = prediction_source(facts, ev.y_true, ev.site.scope, ev.site.order)
             if first is None:
                 continue
