@@ -207,18 +207,15 @@ class LossArgumentsSwapped(Rule):
         ignore = keyword_arg(settings, "ignore_class")
         if ignore is not None and not (isinstance(ignore.value, cst.Name) and ignore.value.value == "None"):
             return False
-        for keyword, default in (("sparse_y_true", sparse_true), ("sparse_y_pred", sparse_pred)):
+        encoded = {"sparse_y_true": sparse_true, "sparse_y_pred": sparse_pred}
+        for keyword in encoded:
             given = keyword_arg(settings, keyword)
-            if given is None:
-                continue
-            value = boolean(given.value)
-            if value is None:
-                return None
-            if keyword == "sparse_y_true":
-                sparse_true = value
-            else:
-                sparse_pred = value
-        return sparse_true == sparse_pred
+            if given is not None:
+                value = boolean(given.value)
+                if value is None:
+                    return None
+                encoded[keyword] = value
+        return encoded["sparse_y_true"] == encoded["sparse_y_pred"]
 
     def _setting(self, call: cst.Call | None, position: int, keyword: str, default: float, scope,  # type: ignore[no-untyped-def]
                  order: int) -> float | None:
