@@ -11,8 +11,8 @@ backwards:
 - into the names it is bound to (assignments, unpacking, `for` targets, comprehension targets,
   `xs.append(value)`, `d[k] = value`, `self.attr = value`), and on to every read that may see that binding
   (the value model's `reaching`; for `self.attr`, the reads in the methods of the same class);
-- into the functions and methods of the module it is passed to (parameter by parameter, also through
-  `strategy.run(fn, args=(...))`), and back out of them through `return` to the call it came from, or to
+- into the functions and methods of the module it is passed to (parameter by parameter, also nested
+  `def`s, `tf.function(fn)` and `strategy.run(fn, args=(...))`), and back out of them through `return` to the call it came from, or to
   every call of the function when the walk started inside it.
 
 Each path ends in one of these purposes:
@@ -27,8 +27,9 @@ Each path ends in one of these purposes:
 - NOTHING: it is never read (a bare expression statement, a name nobody reads, `tape.watch`, an `assert`);
 - RETURNED: it is the result of a function that nothing in this file calls or names (its callers, if any,
   are in other files);
-- UNKNOWN: it goes where the walk cannot follow (a library outside tf/keras/NumPy, a method of an object of
-  unknown type, a `global`, `yield`, a condition that steers control flow) or the walk ran out of budget.
+- UNKNOWN: it goes where the walk cannot follow (a method of an object of unknown type, a library call made
+  only for its effect, which may keep the value, a variable's `assign`, a `global`, `yield`, a condition
+  that steers control flow) or the walk ran out of budget.
 
 A value may have several purposes (a loss is both differentiated and printed). `Reach.trains` is the answer
 rules use: True when some path reaches training, None when none does but some path is UNKNOWN or RETURNED,
