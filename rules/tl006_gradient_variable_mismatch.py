@@ -5,6 +5,7 @@ import libcst as cst
 from tapelint.analysis.dataflow import names_in, render
 from tapelint.analysis.facts import CallSite, Facts, NameUse, Scope, arg_value
 from tapelint.analysis.modes import mode_layers
+from tapelint.analysis.names import dotted
 from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.values import Kind, Value, values
 from tapelint.analysis.variable_sets import Part, VariableList, gradient_origin, variable_list, zipped_lists
@@ -38,8 +39,83 @@ def _structural_twins(facts: Facts, sources: VariableList, variables: VariableLi
         builders_a, builders_b = _builders(facts, a), _builders(facts, b)
         if not builders_a or builders_a != builders_b or len(builders_a) != 1:
             return False
+        (builder,) = builders_a
+        if builder[0] == "builder" and _arguments_differ(facts, a, b):  # type: ignore[index]
+            return False  # `make_net(64, 4)` and `make_net(64, 1)`: one builder, two architectures
         differ = True
     return differ
+
+
+def _arguments_differ(facts: Facts, a: Part, b: Part) -> bool:
+    """Do the two builder calls that made the owners of `a` and `b` pass provably different arguments (numbers
+    or strings that differ)? Arguments spelled alike, or that cannot be read, are not told apart."""
+    call_a, call_b = _origin_call(facts, a), _origin_call(facts, b)
+    if call_a is None or call_b is None:
+        return False
+    resolver = values(facts)
+    (node_a, scope_a, order_a), (node_b, scope_b, order_b) = call_a, call_b
+    keywords = {arg.keyword.value for arg in (*node_a.args, *node_b.args) if arg.keyword is not None}
+    positions = max(len([x for x in node_a.args if x.keyword is None]), len([x for x in node_b.args if x.keyword is None]))
+    for position, keyword in [(i, None) for i in range(positions)] + [(None, k) for k in sorted(keywords)]:
+        left = arg_value(node_a, position, keyword) if keyword is None else arg_value(node_a, None, keyword)
+        right = arg_value(node_b, position, keyword) if keyword is None else arg_value(node_b, None, keyword)
+        if left is None or right is None:
+            if (left is None) != (right is None):
+                return True if _constant(resolver, left or right, scope_a, order_a) is not None else False
+            continue
+        if _spelled(left) == _spelled(right):
+            continue
+        value_a, value_b = _constant(resolver, left, scope_a, order_a), _constant(resolver, right, scope_b, order_b)
+        if value_a is not None and value_b is not None and value_a != value_b:
+            return True
+    return False
+
+
+def _constant(resolver, expr: cst.BaseExpression | None, scope: Scope, order: int) -> object | None:  # type: ignore[no-untyped-def]
+    """The one number or string `expr` holds, or None."""
+    if expr is None:
+        return None
+    found = resolver.of(expr, scope, order)
+    consts = {v.const for v in found if v.kind is Kind.CONSTANT}
+    if len(consts) != 1 or len(found) != len([v for v in found if v.kind is Kind.CONSTANT]):
+        return None
+    return next(iter(consts))
+
+
+def _spelled(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module([]).code_for_node(node).split())
+
+
+def _origin_call(facts: Facts, part: Part) -> tuple[cst.Call, Scope, int] | None:
+    """The call whose result the owner of `part` holds (`local = make_net(8, 4)`), followed through plain
+    assignments, `self.` attributes set once in the class, and parameters with one call site."""
+    use = _use_of(facts, part.node)
+    if use is None:
+        return None
+    expr: cst.BaseExpression | None = part.node  # type: ignore[assignment]
+    scope, order = use.scope, use.order
+    resolver = values(facts)
+    for _ in range(8):
+        if isinstance(expr, cst.Call):
+            return expr, scope, order
+        name = dotted(expr) if expr is not None else None
+        if name is None:
+            return None
+        if name.startswith("self.") and scope.class_name is not None:
+            holders = [b for b in facts.bindings_of(name) if b.scope.class_name == scope.class_name]
+        else:
+            holders = resolver.reaching(name, scope, order)
+        if not holders:
+            function = facts.param_scope(name, scope) if "." not in name else None
+            sites = facts.call_sites_of_scope(function) if function is not None else []
+            if len(sites) != 1:
+                return None
+            expr, scope, order = facts.argument_for_param(sites[0].node, function, name), sites[0].scope, sites[0].order  # type: ignore[arg-type]
+            continue
+        if len(holders) != 1 or holders[0].value is None or holders[0].index is not None or holders[0].augmented:
+            return None
+        expr, scope, order = holders[0].value, holders[0].scope, holders[0].order
+    return None
 
 
 def _builders(facts: Facts, part: Part) -> frozenset[object] | None:
@@ -76,23 +152,18 @@ def _builder(facts: Facts, value: Value, depth: int) -> object | None:
     site = facts.call_site(call)
     if site is None:
         return None
-    if not site.scope.is_module and not _same_arguments_everywhere(facts, site.scope, call):
-        return None  # `make_net(units)` called with other units: one builder, two architectures
     # One construction run twice (by a builder), or the same constructor written the same way in one function.
-    text = " ".join(cst.Module([]).code_for_node(call).split())
-    return ("call", qualified, text, id(site.scope))
+    # A builder whose parameters shape the construction is compared call by call (`_arguments_differ`).
+    kind = "builder" if not site.scope.is_module and _reads_parameters(site.scope, call) else "call"
+    return (kind, qualified, _spelled(call), id(site.scope))
 
 
-def _same_arguments_everywhere(facts: Facts, builder: Scope, construction: cst.Call) -> bool:
-    """Does the construction in `builder` come out the same on every call: it reads none of the builder's
-    parameters (`self` aside: the class is the architecture), or every call passes the same arguments?"""
+def _reads_parameters(builder: Scope, construction: cst.Call) -> bool:
+    """Does the construction read a parameter of the function that makes it (`self` aside: the class is the
+    architecture)?"""
     params = [p for p in builder.params if p not in ("self", "cls")]
     read = names_in(construction)
-    if not any(p in read or any(n.startswith(p + ".") for n in read) for p in params):
-        return True
-    calls = facts.call_sites_of_scope(builder)
-    spelled = {tuple(" ".join(cst.Module([]).code_for_node(a).split()) for a in c.node.args) for c in calls}
-    return len(spelled) == 1
+    return any(p in read or any(n.startswith(p + ".") for n in read) for p in params)
 
 
 def _use_of(facts: Facts, node: cst.CSTNode) -> NameUse | None:
@@ -137,9 +208,10 @@ class GradientVariableMismatch(Rule):
     Gradients applied to a structural twin are not reported: A3C computes gradients on a worker's copy
     of the network and applies them to the global network, which has the same variables in the same
     order. Two models are twins when the same code builds both, part for part: one `Model` subclass of
-    the file, one builder function or method (called with the same arguments wherever its parameters
-    shape the model), one library constructor written the same way in the same function, or a
-    `clone_model` of the other. Other models, even with matching shapes (a GAN's generator and
+    the file, one builder function or method (when its parameters shape the model, the two calls must
+    not pass provably different numbers or strings: `make_mlp(64, 4)` and `make_mlp(64, 1)` are no twins,
+    while sizes under other names, read from the environment, are not told apart), one library
+    constructor written the same way in the same function, or a `clone_model` of the other. Other models, even with matching shapes (a GAN's generator and
     discriminator from two builders), are still reported. In unit tests (methods of a `TestCase`, and
     functions only they call), `variables` on both sides of a model with BatchNormalization is not
     reported: Keras skips the None gradients with a warning, which matters to a long run only; the

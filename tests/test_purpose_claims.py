@@ -435,6 +435,54 @@ def worker(episodes):
 worker(100)
 """
 
+# One builder function; the master and the workers pass the sizes under other names (read from the environment).
+A3C_BUILDER_OTHER_SPELLING = """\
+import threading
+
+import gym
+import tensorflow as tf
+
+
+def build_model(state_size, action_size):
+    inputs = tf.keras.Input((state_size,))
+    hidden = tf.keras.layers.Dense(100, activation="relu")(inputs)
+    return tf.keras.Model(inputs, [tf.keras.layers.Dense(action_size)(hidden), tf.keras.layers.Dense(1)(hidden)])
+
+
+class MasterAgent:
+    def __init__(self, env_name):
+        env = gym.make(env_name)
+        self.state_size = env.observation_space.shape[0]
+        self.action_size = env.action_space.n
+        self.opt = tf.keras.optimizers.Adam(1e-3, epsilon=1e-3)
+        self.global_model = build_model(self.state_size, self.action_size)
+
+    def train(self):
+        workers = [Worker(self.state_size, self.action_size, self.global_model, self.opt) for _ in range(8)]
+        for worker in workers:
+            worker.start()
+
+
+class Worker(threading.Thread):
+    def __init__(self, state_size, action_size, global_model, opt):
+        super().__init__()
+        self.global_model = global_model
+        self.local_model = build_model(state_size, action_size)
+        self.opt = opt
+
+    def run(self):
+        states = tf.zeros((5, 4))
+        with tf.GradientTape() as tape:
+            logits, values = self.local_model(states)
+            loss = tf.reduce_mean(tf.square(values)) - tf.reduce_mean(tf.nn.log_softmax(logits))
+        grads = tape.gradient(loss, self.local_model.trainable_weights)
+        self.opt.apply_gradients(zip(grads, self.global_model.trainable_weights))
+        self.local_model.set_weights(self.global_model.get_weights())
+
+
+MasterAgent("CartPole-v1").train()
+"""
+
 # The local network is `clone_model` of the global one.
 A3C_CLONED = """\
 import tensorflow as tf
@@ -537,8 +585,9 @@ def test_the_batch_fetched_afresh_for_the_training_step_is_reported():
     assert "each step gets the first batch again" in message
 
 
-@pytest.mark.parametrize("source", [A3C_SAME_CLASS, A3C_SAME_BUILDER_METHOD, A3C_SAME_BUILDER_FUNCTION, A3C_CLONED],
-                         ids=["class", "builder-method", "builder-function", "clone"])
+@pytest.mark.parametrize("source", [A3C_SAME_CLASS, A3C_SAME_BUILDER_METHOD, A3C_SAME_BUILDER_FUNCTION,
+                                    A3C_BUILDER_OTHER_SPELLING, A3C_CLONED],
+                         ids=["class", "builder-method", "builder-function", "builder-other-spelling", "clone"])
 def test_gradients_applied_to_a_structural_twin_are_not_a_mismatch(source: str):
     assert findings("TL006", source) == []
 
