@@ -4,10 +4,9 @@ import libcst as cst
 
 from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import names_in
-from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.analysis.facts import arg_value
 from tapelint.analysis.optimizers import optimizer_creations
-from tapelint.analysis.steps import per_step, step_functions
+from tapelint.analysis.run_counts import creation_count, tape_repeats
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -84,30 +83,17 @@ class OptimizerCreatedInLoop(Rule):
         spans = blocks(facts)
         for creation in optimizer_creations(facts):
             site = creation.site
-            if created_on_every_trace(facts, site) is not None:
-                continue  # traced: TensorFlow raises on the first call (TL403's finding), nothing is re-created
-            where = per_step(facts, site.scope, site.order)
-            if where is None or where.kind == "call":
-                continue
-            if where.kind == "tape" and not self._tape_repeats(site):
+            count = creation_count(facts, site)
+            if count.kind != "per-step" or count.step is None or count.step.kind == "call":
+                continue  # once, per call, or per trace (TensorFlow raises on the first call: TL403's finding)
+            if count.step.kind == "tape" and not tape_repeats(facts, site.scope, site.order):
                 continue  # a tape that runs once (a script's single step): the optimizer is made once too
             if creation.cls == "SGD" and not site.scope.is_tf_function and _stateless(site.node):
                 continue  # plain SGD keeps no state between steps: re-creating it is only slow, in eager mode
             holder = creation.holder.target if creation.holder is not None else None
             if holder is not None and any(holder in names_in(g.test) for g in spans.guards(site.order)):
                 continue  # `if opt is None: opt = Adam()`: created once
-            self.report(site.node, cls=creation.cls, where=where.label)
-
-    def _tape_repeats(self, site) -> bool:  # type: ignore[no-untyped-def]
-        facts = self.facts
-        spans = blocks(facts)
-        for tape in facts.tapes:
-            if tape.scope is site.scope and tape.encloses(site.order):
-                if spans.innermost_loop(tape.order) is not None:
-                    return True
-                if any(step is tape.scope for step in step_functions(facts)):
-                    return True
-        return False
+            self.report(site.node, cls=creation.cls, where=count.step.label)
 
     VALID = [
         Valid(

@@ -3,10 +3,9 @@ from __future__ import annotations
 import re
 
 from tapelint.analysis.blocks import blocks
-from tapelint.analysis.tracing import created_on_every_trace
 from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.keras import WEIGHTED_LAYERS, application_name, layer_class
-from tapelint.analysis.steps import per_step
+from tapelint.analysis.run_counts import creation_count
 from tapelint.analysis.vocabulary import APPLICATIONS_PREFIX
 from tapelint.analysis.values import values
 from tapelint.diagnostic import Severity
@@ -98,11 +97,12 @@ class LayerCreatedInCall(Rule):
         spans = blocks(facts)
         for site in facts.calls:
             what = self._construction(facts, site)
-            if what is None or created_on_every_trace(facts, site) is not None:
-                continue  # traced: TensorFlow raises on the first call (TL403's finding)
-            where = per_step(facts, site.scope, site.order)
-            if where is None:
+            if what is None:
                 continue
+            count = creation_count(facts, site)
+            if count.kind != "per-step" or count.step is None:
+                continue  # once, per call, or per trace (TensorFlow raises on the first call: TL403's finding)
+            where = count.step
             if where.kind == "call" and not _framework_class(facts, site.scope.class_name):
                 continue
             if spans.guards(site.order) and (where.kind == "call" or self._stored_on_self(facts, site)):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tapelint.analysis.tracing import created_on_every_trace
+from tapelint.analysis.run_counts import creation_count
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -93,10 +93,10 @@ class VariableCreatedInTfFunction(Rule):
     def check(self) -> None:
         facts = self.facts
         for site in facts.calls:
-            found = created_on_every_trace(facts, site)
-            if found is None:
+            count = creation_count(facts, site)
+            if count.trace is None:
                 continue
-            traced, what = found
+            traced, what = count.trace
             via = f" (through `{traced.via[0].func}`)" if traced.via and traced.via[0].func else ""
             self.report(site.node, what=what, function=traced.entry.scope.simple_name, via=via, error=_ERROR)
 
