@@ -12,12 +12,17 @@ and TL502), which is what the project reports; the tune half on every code.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 
 import pytest
 
 from tests.realworld.score import FILES, load_corpus, load_labels, report, score
 
 pytestmark = pytest.mark.slow
+
+
+# Both cores where workers fork (Linux); one process elsewhere.
+JOBS = None if multiprocessing.get_start_method() == "fork" else 1
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +32,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def outcome(corpus):
-    result = score(jobs=1, corpus=corpus)
+    result = score(jobs=JOBS, corpus=corpus)
     print("\n" + report(result, details=True, corpus=corpus))
     return result
 
@@ -114,7 +119,7 @@ def test_the_report_shows_both_halves(outcome, corpus, tune, check):
 
 
 def test_scoring_one_half_alone_gives_that_halfs_figures(tune, corpus):
-    alone = score(jobs=1, half="tune", corpus=corpus)
+    alone = score(jobs=JOBS, half="tune", corpus=corpus)
     assert (alone.files, len(alone.true_positives), len(alone.false_positives), len(alone.misses)) == (
         tune.files, len(tune.true_positives), len(tune.false_positives), len(tune.misses))
     assert alone.per_rule() == tune.per_rule()
