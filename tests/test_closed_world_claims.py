@@ -366,3 +366,25 @@ def test_an_accumulator_another_module_imports_and_zeroes_is_not_reported(tmp_pa
     assert findings(tmp_path, config) == []
     (tmp_path / "hooks.py").write_text("def zero():\n    pass\n")
     assert findings(tmp_path, config) == [("accumulate.py", 15, "TL011")]
+
+
+def test_what_other_modules_import_is_read_from_their_import_statements(tmp_path, monkeypatch):
+    """The reverse index itself: names, whole-module imports, relative imports, broken files and the bound."""
+    from tapelint import project
+
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/config.py": "import tensorflow as tf\nopt = tf.keras.optimizers.Adam()\n",
+        "pkg/train.py": "from pkg.config import opt, model as m\n",
+        "pkg/broken.py": "from pkg.config import (\n",  # does not parse: ignored, not an error
+        "tools/report.py": "print('config is not imported here')\n",
+    })
+    config = str(tmp_path / "pkg" / "config.py")
+    assert project.imported_names(config) == {"opt", "model"}
+    (tmp_path / "pkg" / "eval.py").write_text("from . import config\n")
+    assert project.imported_names(config) == {"*"}
+    assert project.imported_names(str(tmp_path / "pkg" / "train.py")) == set()
+    assert project.imported_names(str(tmp_path / "notebook.ipynb")) == set()
+    assert project.imported_names("<stdin>") == set()
+    monkeypatch.setattr(project, "MAX_IMPORTER_FILES", 3)
+    assert project.imported_names(str(tmp_path / "pkg" / "train.py")) is None  # too large to read: unknown
