@@ -437,8 +437,9 @@ def imported_names(path: str) -> frozenset[str] | None:
     Empty when no other module does, or when nothing can import the file (a notebook, standard input, a path
     that is no `.py` file); None when the project is too large to read whole within the bounds.
 
-    Asked lazily, only by rules about to claim that an object of the module is never used: the modules
-    that mention the module's name are parsed (with `ast`), once per question."""
+    Asked lazily, only by rules about to claim that an object of the module is never used. The project's
+    import statements are read once per process (and again after `IMPORT_TABLE_SECONDS`, for the long-lived
+    daemon and editor server); a question parses, with `ast`, only the modules whose imports mention it."""
     file = Path(path)
     try:
         if file.suffix != ".py" or not file.is_file():
@@ -450,43 +451,96 @@ def imported_names(path: str) -> frozenset[str] | None:
     own = module_name(file, root)
     if own is None:
         return frozenset()
+    table = _import_table(root)
+    if table is None:
+        return None
     stem = own.rsplit(".", 1)[-1]
     found: set[str] = set()
+    for candidate, imports in table:
+        if candidate == me or stem not in imports:
+            continue
+        found |= _imports_of(imports, own, module_name(candidate, root) or candidate.stem,
+                             candidate.name == "__init__.py")
+        if "*" in found:
+            break
+    return frozenset(found)
+
+
+IMPORT_TABLE_SECONDS = 10.0
+_import_tables: dict[str, tuple[float, list[tuple[Path, str]] | None]] = {}
+
+
+def forget_import_tables() -> None:
+    """Read the projects' imports afresh from the next question on (each `lint_paths` run starts so)."""
+    _import_tables.clear()
+
+
+def _import_table(root: Path) -> list[tuple[Path, str]] | None:
+    """Each `.py` file under `root` with the text of its import statements (None past the bounds)."""
+    key = str(root)
+    now = time.monotonic()
+    kept = _import_tables.get(key)
+    if kept is not None and now - kept[0] < IMPORT_TABLE_SECONDS:
+        return kept[1]
+    table: list[tuple[Path, str]] | None = []
     files = folders = 0
     for folder, subfolders, names in os.walk(root):
         folders += 1
         if folders > MAX_IMPORTER_FOLDERS:
-            return None
-        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in _NOT_PROJECT
-                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))]
-        for name in names:
+            table = None
+            break
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _NOT_PROJECT
+                               and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+        for name in sorted(names):
             if not name.endswith(".py"):
                 continue
             files += 1
             if files > MAX_IMPORTER_FILES:
-                return None
+                table = None
+                break
             candidate = Path(folder, name)
-            if candidate == me:
-                continue
             try:
                 text = candidate.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            if stem not in text:
-                continue
-            found |= _imports_of(text, own, module_name(candidate, root) or candidate.stem,
-                                 name == "__init__.py")
-            if "*" in found:
-                return frozenset(found)
-    return frozenset(found)
+            if "import" in text:
+                assert table is not None
+                table.append((resolved(candidate), _import_statements(text)))
+        if table is None:
+            break
+    _import_tables[key] = (now, table)
+    return table
 
 
-def _imports_of(text: str, own: str, importer: str, is_package: bool) -> set[str]:
-    """What the module source `text` (named `importer`) imports of the module `own`."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
+def _import_statements(text: str) -> str:
+    """The module's `import` and `from ... import` statements (wherever they are, parenthesised lists
+    included), dedented one per line: what `_imports_of` parses instead of the whole module."""
+    out: list[str] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].split("#", 1)[0].strip()
+        index += 1
+        if not (stripped.startswith("import ") or stripped.startswith("from ")):
+            continue
+        statement = stripped
+        while (statement.count("(") > statement.count(")") or statement.endswith("\\")) and index < len(lines):
+            statement = statement.rstrip("\\") + " " + lines[index].split("#", 1)[0].strip()
+            index += 1
+        out.extend(part.strip() for part in statement.split(";") if part.strip())
+    return "\n".join(out)
+
+
+def _imports_of(statements: str, own: str, importer: str, is_package: bool) -> set[str]:
+    """What the import statements `statements` (one per line) of the module `importer` import of `own`.
+    A line that does not parse (a statement cut by the extraction) is skipped."""
+    nodes: list[ast.stmt] = []
+    for line in statements.splitlines():
+        try:
+            nodes.extend(ast.parse(line).body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    tree = ast.Module(body=nodes, type_ignores=[])
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -13,7 +13,7 @@ from tapelint.config import Config, ConfigFinder, forget_resolved_folders, resol
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
-from tapelint.project import Prelude, ProjectIndex, mentions_tensorflow
+from tapelint.project import Prelude, ProjectIndex, forget_import_tables, mentions_tensorflow
 
 if TYPE_CHECKING:
     from tapelint.cache import Cache
@@ -187,6 +187,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     `progress(done, total)` is called as files finish (files answered by the cache at once)."""
     problems: list[str] = []
     forget_resolved_folders()
+    forget_import_tables()
     if finder is None:
         files = discover(paths, config, problems)
     else:

@@ -375,16 +375,19 @@ def test_what_other_modules_import_is_read_from_their_import_statements(tmp_path
     write(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/config.py": "import tensorflow as tf\nopt = tf.keras.optimizers.Adam()\n",
-        "pkg/train.py": "from pkg.config import opt, model as m\n",
+        "pkg/train.py": "import os; from pkg.config import (opt,  # the optimizer\n    model as m)\n",
         "pkg/broken.py": "from pkg.config import (\n",  # does not parse: ignored, not an error
         "tools/report.py": "print('config is not imported here')\n",
     })
     config = str(tmp_path / "pkg" / "config.py")
     assert project.imported_names(config) == {"opt", "model"}
     (tmp_path / "pkg" / "eval.py").write_text("from . import config\n")
+    assert project.imported_names(config) == {"opt", "model"}  # read once per run: not seen yet
+    project.forget_import_tables()
     assert project.imported_names(config) == {"*"}
     assert project.imported_names(str(tmp_path / "pkg" / "train.py")) == set()
     assert project.imported_names(str(tmp_path / "notebook.ipynb")) == set()
     assert project.imported_names("<stdin>") == set()
     monkeypatch.setattr(project, "MAX_IMPORTER_FILES", 3)
+    project.forget_import_tables()
     assert project.imported_names(str(tmp_path / "pkg" / "train.py")) is None  # too large to read: unknown
