@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.optimizers import (
-    OptimizerStep,
     builds_with_all_variables,
+    conflicting_sets,
     optimizer_creations,
     optimizer_steps,
 )
@@ -97,7 +97,7 @@ class OptimizerSharedAcrossModels(Rule):
             steps = optimizer_steps(facts, creation, compiled=False)
             if not steps:
                 continue
-            conflict = _conflict(steps, lambda owners: min(_order(facts, o) for o in owners))
+            conflict = conflicting_sets(steps, lambda owners: min(_order(facts, o) for o in owners))
             if conflict is None or builds_with_all_variables(facts, creation):
                 continue
             (first, first_set), (second, second_set) = conflict
@@ -111,19 +111,6 @@ class OptimizerSharedAcrossModels(Rule):
     def _describe(self, owners: frozenset[Value]) -> str:
         names = sorted(_name(self.facts, o) for o in owners)
         return " + ".join(f"`{n}`" for n in names[:3]) + ("'s variables" if len(names) == 1 else " variables")
-
-
-def _conflict(steps: list[OptimizerStep], where):  # type: ignore[no-untyped-def]
-    """Two variable sets of which neither contains the other, in document order (the later one is
-    reported), or None."""
-    seen: list[tuple[OptimizerStep, frozenset[Value]]] = []
-    for step in steps:
-        for one in sorted(step.sets, key=where):
-            for earlier, other in seen:
-                if not (one <= other or other <= one):
-                    return (earlier, other), (step, one)
-            seen.append((step, one))
-    return None
 
 
 def _order(facts, value: Value) -> int:  # type: ignore[no-untyped-def]

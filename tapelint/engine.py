@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from functools import partial
 import dataclasses
 import gc
 import io
@@ -12,6 +11,7 @@ import sys
 import re
 import threading
 import tokenize
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Callable
 

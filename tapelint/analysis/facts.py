@@ -36,6 +36,9 @@ class Scope:
     is_tf_function: bool = False
     order: int = 0
     end_order: int = 1 << 60
+    # Where the body begins: decorators, defaults and annotations (between `order` and here) belong to the
+    # enclosing scope.
+    body_order: int = 0
 
     @property
     def is_module(self) -> bool:
@@ -399,6 +402,7 @@ class _Collector(cst.CSTVisitor):
     def _open_body(self, node: cst.BaseSuite) -> None:
         scope = self.bodies.pop(id(node), None)
         if scope is not None:
+            scope.body_order = self.order
             self.scopes.append(scope)
             self.loop_depth.append(0)
             self.containers.append("function")
@@ -728,9 +732,7 @@ class Facts:
         of them); empty when none does; None when that cannot be known (the project is too large to read)."""
         if self.importers is None:
             return frozenset()
-        if "imported_elsewhere" not in self._cache:
-            self._cache["imported_elsewhere"] = self.importers()
-        return self._cache["imported_elsewhere"]  # type: ignore[return-value]
+        return self.cached("imported_elsewhere", self.importers)  # type: ignore[no-any-return]
 
     @property
     def code(self) -> str:

@@ -329,6 +329,19 @@ class OptimizerStep:
     sets: tuple[frozenset[Value], ...]
 
 
+def conflicting_sets(steps: list[OptimizerStep], where):  # type: ignore[no-untyped-def]
+    """The first two variable sets of `steps` of which neither contains the other, in the order `where`
+    gives the sets of one step (each with its step; the later one second), or None."""
+    seen: list[tuple[OptimizerStep, frozenset[Value]]] = []
+    for step in steps:
+        for one in sorted(step.sets, key=where):
+            for earlier, other in seen:
+                if not (one <= other or other <= one):
+                    return (earlier, other), (step, one)
+            seen.append((step, one))
+    return None
+
+
 def steps_several_networks(facts: Facts, creation: OptimizerCreation) -> bool:
     """Does the optimizer made at `creation` step the variables of more than one network with its apply
     calls (one concatenated set of two models, or two sets of which neither holds the other)? False when
@@ -336,10 +349,9 @@ def steps_several_networks(facts: Facts, creation: OptimizerCreation) -> bool:
     steps = optimizer_steps(facts, creation, compiled=False)
     if not steps:
         return False
-    sets = [one for step in steps for one in step.sets]
-    if any(len(one) >= 2 for one in sets):
+    if any(len(one) >= 2 for step in steps for one in step.sets):
         return True
-    return any(not (a <= b or b <= a) for i, a in enumerate(sets) for b in sets[i + 1:])
+    return conflicting_sets(steps, len) is not None
 
 
 def optimizer_steps(facts: Facts, creation: OptimizerCreation, compiled: bool = True) -> list[OptimizerStep] | None:

@@ -828,7 +828,7 @@ def scope_at(facts: Facts, order: int) -> Scope:
     """The innermost function whose body holds the node at `order` (the module when none does)."""
     best = facts.module_scope
     for scope in facts.scopes:
-        if scope.node is not None and scope.order < order <= scope.end_order:
+        if scope.node is not None and scope.body_order <= order <= scope.end_order:
             if best.node is None or scope.order > best.order:
                 best = scope
     return best
