@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Facts, arg_value
 from tapelint.analysis.keras import is_linear_model, learning_rate, trains_a_model
 from tapelint.analysis.optimizer_families import Family, family_info, first_step, momentum, wrappers_of
 from tapelint.analysis.optimizers import Fate, OptimizerCreation, optimizer_creations, optimizer_fate, optimizer_steps
-from tapelint.analysis.training import parts, trained
+from tapelint.analysis.training import frozen_models, parts, trained
 from tapelint.analysis.unit_tests import in_unit_test
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
 from tapelint.analysis.vocabulary import APPLICATIONS_PREFIX, LOAD_MODEL
@@ -537,27 +536,10 @@ def _rate_set_while_training(facts: Facts, creation: OptimizerCreation) -> bool:
     return False
 
 
-def _frozen_models(facts: Facts) -> frozenset[Value]:
-    """The models some `X.trainable = False` freezes."""
-    def compute() -> frozenset[Value]:
-        resolver = values(facts)
-        found: set[Value] = set()
-        for binding in facts.bindings:
-            target = binding.target_node
-            if binding.augmented or not isinstance(target, cst.Attribute) or target.attr.value != "trainable":
-                continue
-            if boolean(binding.value) is not False:
-                continue
-            found |= {v for v in resolver.of(target.value, binding.scope, binding.order) if v.kind is Kind.MODEL}
-        return frozenset(found)
-
-    return facts.cached("tl201.frozen_models", compute)  # type: ignore[no-any-return]
-
-
 def _frozen_backbone(facts: Facts, networks: frozenset[Value]) -> str | None:
     """How to name the frozen pretrained backbone (a `keras.applications` model or a loaded model) that one
     of `networks` is built on, or None when none is."""
-    frozen = _frozen_models(facts)
+    frozen = frozen_models(facts)
     if not frozen:
         return None
     for network in networks:

@@ -768,24 +768,6 @@ def trains_a_model(facts: Facts) -> bool:
     return facts.cached("trains_a_model", compute)  # type: ignore[return-value]
 
 
-def transfer_learning(facts: Facts) -> bool:
-    """Does this module train on top of a pretrained or frozen model (a `keras.applications`
-    backbone, a loaded model, or any `X.trainable = False` on a model)?"""
-
-    def compute() -> bool:
-        for site in facts.calls:
-            q = site.qualified or ""
-            if q.startswith(APPLICATIONS_PREFIX) and q.rsplit(".", 1)[-1][:1].isupper():
-                return True
-            if q in ("keras.models.load_model", "keras.saving.load_model"):
-                return True
-        return any(
-            b.target.endswith(".trainable") and boolean(b.value) is False for b in facts.bindings
-        )
-
-    return facts.cached("transfer_learning", compute)  # type: ignore[return-value]
-
-
 # Layers that compute an affine map of their input when built without an activation.
 _AFFINE_LAYERS = frozenset({"Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Embedding", "InputLayer",
                             "Input", "Flatten", "Reshape", "Dropout", "Normalization", "Rescaling"})

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Facts, arg_value
 from tapelint.analysis.keras import WEIGHTED_LAYERS, layer_class
 from tapelint.analysis.names import dotted
@@ -160,6 +161,23 @@ def frozen_values(facts: Facts, expr: cst.BaseExpression, scope, order: int) -> 
     if is_unknown(found):
         return found
     return frozenset(v for v in found if v.kind in _MODEL_KINDS)
+
+
+def frozen_models(facts: Facts) -> frozenset[Value]:
+    """The models (and layers) that some `X.trainable = False` in this module freezes."""
+
+    def compute() -> frozenset[Value]:
+        found: set[Value] = set()
+        for binding in facts.bindings:
+            target = binding.target_node
+            if binding.augmented or type(target) is not cst.Attribute or target.attr.value != "trainable":
+                continue
+            if boolean(binding.value) is False:
+                frozen = frozen_values(facts, target.value, binding.scope, binding.order)
+                found |= {v for v in frozen if v.kind in _MODEL_KINDS}
+        return frozenset(found)
+
+    return facts.cached("training.frozen_models", compute)  # type: ignore[no-any-return]
 
 
 def head_weighted_layers(facts: Facts, holder: str) -> int | None:
