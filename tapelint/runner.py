@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from tapelint import registry
 from tapelint.config import Config, ConfigFinder, forget_resolved_folders, resolved
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
@@ -72,9 +73,7 @@ def _rests_on_other_modules(work: Work, found: list[Diagnostic]) -> bool:
     cache keeps what they import of this module with the findings, and answers only while it is the same."""
     if work.source_file.is_notebook or not found:
         return False
-    from tapelint.rule_index import RULES
-
-    absence = {entry[0] for entry in RULES if entry[5]}
+    absence = {rule.code for rule in registry.index() if rule.claims_absence}
     return any(d.code in absence for d in found)
 
 
