@@ -26,6 +26,7 @@ import libcst as cst
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import Kind, values_of
 
 POLICY_SETTERS = frozenset(
     {
@@ -186,18 +187,10 @@ class _Policies:
 
 
 def _callees(facts: Facts, site: CallSite) -> list[Scope]:
-    """The functions of this module a call runs: `helper(...)` and `self.helper(...)`."""
-    func = site.func
-    if func is None:
-        return []
-    if func in facts.functions and not facts.visible_bindings(func, site.scope) and not facts.is_param(func, site.scope):
-        found = facts.function_at(func, site.order)
-        return [found] if found is not None else []
-    if func.startswith("self.") and func.count(".") == 1 and site.scope.class_name is not None:
-        cls = facts.classes.get(site.scope.class_name)
-        method = cls.methods.get(func[5:]) if cls is not None else None
-        return [method] if method is not None else []
-    return []
+    """The functions of this module a call runs (`helper(...)`, `self.helper(...)`), as the value model
+    names its callee."""
+    callee = values_of(facts, site.node.func, site.scope, site.order)
+    return [v.scope for v in callee if v.kind is Kind.FUNCTION and v.scope is not None]
 
 
 def policy_at(facts: Facts, scope: Scope, order: int) -> CallSite | None:
