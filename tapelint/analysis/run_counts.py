@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tapelint.analysis.blocks import blocks
-from tapelint.analysis.facts import CallSite, Facts, TapeBlock
+from tapelint.analysis.facts import CallSite, Facts, Scope
 from tapelint.analysis.steps import PerStep, per_step, step_functions
 from tapelint.analysis.tracing import Traced, created_on_every_trace
 
@@ -43,18 +43,12 @@ def creation_count(facts: Facts, site: CallSite) -> RunCount:
     return RunCount("per-call")
 
 
-def tape_repeats(facts: Facts, scope: object, order: int) -> bool:
+def tape_repeats(facts: Facts, scope: Scope, order: int) -> bool:
     """Is it certain that the tape block around `order` in `scope` runs more than once: in a loop, or in a
     step function? (A script's single step opens its tape once; a function nobody here calls may be called
     once or often.)"""
-    spans = blocks(facts)
     for tape in facts.tapes:
         if tape.scope is scope and tape.encloses(order):
-            return _repeats(facts, tape, spans)
+            return (blocks(facts).innermost_loop(tape.order) is not None
+                    or any(step is tape.scope for step in step_functions(facts)))
     return False
-
-
-def _repeats(facts: Facts, tape: TapeBlock, spans) -> bool:  # type: ignore[no-untyped-def]
-    if spans.innermost_loop(tape.order) is not None:
-        return True
-    return any(step is tape.scope for step in step_functions(facts))
