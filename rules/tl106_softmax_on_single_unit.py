@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.constants import string
-from tapelint.analysis.facts import arg_value
+from tapelint.analysis.facts import CallSite, arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_activation, layer_class
+from tapelint.analysis.models import layer_constructions, sequential_constructions, stack_layers, width_layer_before
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import UNIT_LAYERS, last_axis_units, layer_units
 from tapelint.diagnostic import Severity
@@ -79,28 +80,52 @@ class SoftmaxOnSingleUnit(Rule):
                         self.report(node, fix=self._fix(activation),
                                     where=f"`{cls}` with one {'unit' if cls == 'Dense' else 'filter'}")
                 continue
-            if cls in _SOFTMAX_LAYERS:
-                if self._is_softmax_layer(call, cls) and self._explicit_other_axis(call) is False:
-                    previous = self._previous_in_sequential(call)
-                    if previous is not None and layer_units(facts, previous) == 1:
-                        reported.add(id(call))
-                        self.report(call, where=f"`{cls}` after a one-unit `{layer_class(facts, previous)}`")
+            if cls is not None:
                 continue
-            # `Softmax()(x)` applied to a one-unit output
-            if type(call.func) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
-                inner_cls = layer_class(facts, call.func)  # type: ignore[arg-type]
-                if inner_cls in _SOFTMAX_LAYERS and self._is_softmax_layer(call.func, inner_cls) and (
-                    self._explicit_other_axis(call.func) is False
-                ) and id(call.func) not in reported:
-                    if last_axis_units(facts, arg_value(call, 0), site.scope, site.order,
-                                       through_params=True) == 1:
-                        reported.add(id(call.func))
-                        self.report(call.func, where=f"`{inner_cls}` on a one-unit output")
+            # A softmax layer applied to a one-unit output: `Softmax()(x)`, `self.softmax(x)`, `act(x)`.
+            applied = self._softmax_layer_applied(site)
+            if applied is not None:
+                inner_cls, layer = applied
+                if id(layer) not in reported and last_axis_units(
+                        facts, arg_value(call, 0), site.scope, site.order, through_params=True) == 1:
+                    reported.add(id(layer))
+                    self.report(layer if layer is call.func else call, where=f"`{inner_cls}` on a one-unit output")
                 continue
             if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax":
                 if self._explicit_other_axis(call) is False and last_axis_units(
                         facts, arg_value(call, 0), site.scope, site.order, through_params=True) == 1:
                     self.report(call, where=f"`{dotted(call.func)}` on a one-unit output")
+
+        # A softmax layer in a Sequential model, after a one-unit layer: its list and its `.add(...)` calls
+        # alike, layers between them that keep the width (Dropout, BatchNormalization) skipped.
+        for construction in sequential_constructions(facts):
+            layers = stack_layers(facts, construction.node) or []
+            for index, layer in enumerate(layers):
+                if layer is None or layer[0] not in _SOFTMAX_LAYERS or id(layer[1]) in reported:
+                    continue
+                if not self._is_softmax_layer(layer[1], layer[0]) or self._explicit_other_axis(layer[1]):
+                    continue
+                previous = width_layer_before(layers, index)
+                if previous is not None and layer_units(facts, previous[1]) == 1:
+                    reported.add(id(layer[1]))
+                    self.report(layer[1], where=f"`{layer[0]}` after a one-unit `{previous[0]}`")
+
+    def _softmax_layer_applied(self, site: CallSite) -> tuple[str, cst.Call] | None:
+        """(class, construction) when the call applies one softmax layer (`Softmax()`, `Activation("softmax")`)."""
+        func = site.node.func
+        if type(func) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
+            cls = layer_class(self.facts, func)  # type: ignore[arg-type]
+            found = [(cls, func)] if cls is not None else []
+        elif type(func) in (cst.Name, cst.Attribute) and site.qualified is None:
+            found = layer_constructions(self.facts, func, site.scope, site.order) or []
+        else:
+            return None
+        if len(found) != 1:
+            return None
+        cls, layer = found[0]
+        if cls not in _SOFTMAX_LAYERS or not self._is_softmax_layer(layer, cls) or self._explicit_other_axis(layer):  # type: ignore[arg-type]
+            return None
+        return cls, layer  # type: ignore[return-value]
 
     def _is_softmax_layer(self, call: cst.Call, cls: str) -> bool:
         return layer_activation(self.facts, call, cls) == "softmax"
@@ -113,19 +138,6 @@ class SoftmaxOnSingleUnit(Rule):
         if isinstance(axis, cst.UnaryOperation) and isinstance(axis.expression, cst.Integer):
             return axis.expression.value != "1"
         return True
-
-    def _previous_in_sequential(self, call: cst.Call) -> cst.Call | None:
-        for site in self.facts.calls:
-            if site.qualified not in ("keras.Sequential", "keras.models.Sequential"):
-                continue
-            layers = arg_value(site.node, 0, "layers")
-            if not isinstance(layers, (cst.List, cst.Tuple)):
-                continue
-            values = [e.value for e in layers.elements]
-            for index, value in enumerate(values):
-                if value is call and index > 0 and isinstance(values[index - 1], cst.Call):
-                    return values[index - 1]
-        return None
 
     @staticmethod
     def _fix(activation: cst.BaseExpression | None) -> PendingFix | None:

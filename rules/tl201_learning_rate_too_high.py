@@ -3,7 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, arg_value
-from tapelint.analysis.keras import is_linear_model, learning_rate, trains_a_model
+from tapelint.analysis.keras import learning_rate
+from tapelint.analysis.models import is_linear_model, trains_a_model
 from tapelint.analysis.optimizer_families import Family, family_info, first_step, momentum, wrappers_of
 from tapelint.analysis.optimizers import Fate, OptimizerCreation, optimizer_creations, optimizer_fate, optimizer_steps
 from tapelint.analysis.training import frozen_models, parts, trained

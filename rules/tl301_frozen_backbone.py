@@ -4,7 +4,8 @@ import libcst as cst
 
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
-from tapelint.analysis.keras import ModelInfo, application_has_batchnorm, model_reader
+from tapelint.analysis.keras import application_has_batchnorm
+from tapelint.analysis.models import KerasModel, model_reader
 from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.analysis.names import dotted
 from tapelint.analysis.purpose import only_in_unit_tests
@@ -141,7 +142,7 @@ class FrozenBackbone(Rule):
                 continue  # trained with compile()/fit() only: the tape in this file trains something else
             self._report_freeze(facts, binding, holder, model, late)
 
-    def _report_freeze(self, facts: Facts, binding: Binding, holder: str, model: ModelInfo, late: str | None) -> None:
+    def _report_freeze(self, facts: Facts, binding: Binding, holder: str, model: KerasModel, late: str | None) -> None:
         what = model.application or model.class_name or model.name
         reasons: list[str] = []
         severity = Severity.INFO
@@ -175,7 +176,7 @@ class FrozenBackbone(Rule):
                     confidence=Confidence.HIGH if model.kind == "application" else Confidence.INFERRED)
 
     @staticmethod
-    def _batchnorm_call(facts: Facts, holder: str, model: ModelInfo) -> str | None:
+    def _batchnorm_call(facts: Facts, holder: str, model: KerasModel) -> str | None:
         has_bn = (model.application is not None and application_has_batchnorm(model.application)) or any(
             cls == "BatchNormalization" for cls, _ in model.layers
         )
@@ -505,7 +506,7 @@ for step in range(1000):
     ]
 
 
-def _pretrained(model: ModelInfo) -> bool:
+def _pretrained(model: KerasModel) -> bool:
     """Weights that were learnt before this file (a `keras.applications` model, a loaded one): what
     BatchNorm's batch statistics would spoil when it is unfrozen to fine-tune."""
     return model.kind in ("application", "loaded")

@@ -6,7 +6,7 @@ from tapelint.analysis.constants import boolean
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls, under_tape
-from tapelint.analysis.keras import model_reader
+from tapelint.analysis.models import model_reader
 from tapelint.analysis.modes import call_defaults_to_training, mode_layers
 from tapelint.analysis.training import parts
 from tapelint.analysis.values import Kind, Value, flatten, values_of

@@ -6,7 +6,7 @@ from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.keras import model_reader
+from tapelint.analysis.models import model_reader
 from tapelint.analysis.names import canonical, dotted
 from tapelint.analysis.values import Kind, is_unknown, values, values_of
 from tapelint.diagnostic import Severity

@@ -11,7 +11,8 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.keras import Output, model_reader
+from tapelint.analysis.keras import Output
+from tapelint.analysis.models import model_reader
 from tapelint.analysis.outputs import (
     gradient_owners,
     is_model,

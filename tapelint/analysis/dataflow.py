@@ -31,7 +31,7 @@ from tapelint.analysis.walk import contains as walk_contains
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
-from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
+from tapelint.analysis.vocabulary import MODEL_CLASSES, WEIGHT_ATTRIBUTES
 
 _LITERAL_TYPES = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                             cst.FormattedString, cst.Ellipsis})
@@ -404,8 +404,8 @@ class _Flow:
         if qualified in ("tensorflow.Variable", "keras.Variable", "keras.backend.variable"):
             return CONNECTED
         if qualified.startswith(("tensorflow.", "keras.")):
-            if qualified.startswith(("keras.layers.", "keras.applications.", "keras.Sequential",
-                                     "keras.Model", "keras.models.")):
+            if qualified.startswith(("keras.layers.", "keras.applications.", "keras.models.")) \
+                    or qualified in MODEL_CLASSES:
                 return NONE  # constructing an object; calling it is what carries weights
             return self._args(call, frame, order)
         return UNKNOWN

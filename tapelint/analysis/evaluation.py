@@ -21,7 +21,7 @@ from tapelint.analysis.dataflow import names_in
 from tapelint.analysis.epochs import STEP_METHODS, loops, metric_uses
 from tapelint.analysis.facts import CallSite, Facts, Scope, keyword_arg
 from tapelint.analysis.gradients import under_tape
-from tapelint.analysis.keras import model_reader
+from tapelint.analysis.models import model_reader
 from tapelint.analysis.modes import call_defaults_to_training, mode_layers
 from tapelint.analysis.reads import value_kept
 

@@ -97,7 +97,7 @@ def other_models(facts: Facts, grad: GradientCall) -> Callable[[cst.BaseExpressi
     """When every source of `grad` is the weights of a known model (`G.trainable_variables`,
     `enc.trainable_variables + dec.trainable_variables`), a predicate that accepts a callee which is a
     known model other than those: its weights get no gradient from this call. None when in doubt."""
-    from tapelint.analysis.keras import model_reader
+    from tapelint.analysis.models import model_reader, sequential_stack
 
     parts: list[cst.BaseExpression] = []
     pending = [grad.sources]
@@ -124,8 +124,9 @@ def other_models(facts: Facts, grad: GradientCall) -> Callable[[cst.BaseExpressi
         node = facts.classes[info.class_name].node if info.kind == "subclass" and info.class_name in facts.classes \
             else info.construction
         inside |= names_in(node)
-        for add in facts.calls_to(f"{dotted(owner)}.add"):
-            inside |= names_in(add.node)
+        for entry in sequential_stack(facts, info.construction) or ():
+            if entry is not None and entry.added is not None:
+                inside |= names_in(entry.node)
 
     def other(func: cst.BaseExpression, scope: Scope, order: int) -> bool:
         name = dotted(func)

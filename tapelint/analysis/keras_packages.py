@@ -28,6 +28,8 @@ import libcst as cst
 from tapelint.analysis.facts import Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted, origin
 from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
+from tapelint.analysis.models import sequential_stack
+from tapelint.analysis.vocabulary import SEQUENTIAL_CLASSES
 
 LEGACY_FLAG = "TF_USE_LEGACY_KERAS"
 # hub.KerasLayer subclasses tf_keras' Layer when tf.keras is Keras 3 (tensorflow_hub 0.16, checked
@@ -35,7 +37,6 @@ LEGACY_FLAG = "TF_USE_LEGACY_KERAS"
 HUB_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 _TF_KERAS_ROOTS = ("tensorflow.keras", "tensorflow.compat.v1.keras", "tensorflow.compat.v2.keras")
 _INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 
 
 class Package(str, enum.Enum):
@@ -231,27 +232,14 @@ def _mixes(facts: Facts) -> list[Mix]:
     out: list[Mix] = []
     for site in facts.calls:
         resolved = site.qualified
-        if resolved in _SEQUENTIAL:
+        if resolved in SEQUENTIAL_CLASSES:
+            # Every layer of it, from its list and from later `.add(...)` calls alike.
             outer = call_package(facts, site.node)
             if outer is not Package.UNKNOWN:
-                layers = arg_value(site.node, 0, "layers")
-                if isinstance(layers, (cst.List, cst.Tuple)):
-                    for element in layers.elements:
-                        if isinstance(element, cst.StarredElement):
-                            continue
-                        _check(facts, out, element.value, site.scope, site.order, outer, "sequential",
+                for entry in sequential_stack(facts, site.node) or ():
+                    if entry is not None:
+                        _check(facts, out, entry.node, entry.scope, entry.order, outer, "sequential",
                                f"`{dotted(site.node.func) or 'Sequential'}`")
-            continue
-        if site.method == "add" and isinstance(site.node.func, cst.Attribute) and len(site.node.args) == 1:
-            model = values_of(facts, site.node.func.value, site.scope, site.order)
-            if model and not is_unknown(model) and all(
-                    v.kind is Kind.MODEL and isinstance(v.node, cst.Call) and facts.resolve(v.node.func) in _SEQUENTIAL
-                    for v in model):
-                outers = {call_package(facts, v.node) for v in model}  # type: ignore[arg-type]
-                if len(outers) == 1 and Package.UNKNOWN not in outers:
-                    written = f"`{dotted(next(iter(model)).node.func) or 'Sequential'}`"  # type: ignore[union-attr]
-                    _check(facts, out, site.node.args[0].value, site.scope, site.order, outers.pop(), "sequential",
-                           written)
             continue
         # A layer applied to a symbolic tensor of the other package (functional API).
         if site.node.args and not site.node.args[0].star and site.node.args[0].keyword is None \

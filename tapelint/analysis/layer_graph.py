@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.keras import layer_activation, layer_class, layer_constructions, sequential_layers
+from tapelint.analysis.keras import layer_activation, layer_class
+from tapelint.analysis.models import layer_constructions, sequential_constructions, stack_layers
 from tapelint.analysis.outputs import UNIT_LAYERS, constant_number, origins
 from tapelint.analysis.values import Kind, values_of
 
@@ -38,7 +39,6 @@ NOISE = frozenset({"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDr
 # Weighted layers that may take the output of a Dense/convolution layer.
 FOLLOWING = frozenset({*UNIT_LAYERS, "EinsumDense", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv2D",
                        "LSTM", "GRU", "SimpleRNN", "Bidirectional", "MultiHeadAttention", "ConvLSTM2D"})
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _SKIP_AT_START = frozenset({"InputLayer", "Input"})
 
 _ZEROS = frozenset({"keras.initializers.Zeros", "keras.initializers.zeros", "tensorflow.zeros_initializer",
@@ -139,9 +139,10 @@ class _Graph:
 
     def pairs(self) -> list[Successor]:
         applications = self._applications()
-        for site in self.f.calls:
-            if site.qualified in _SEQUENTIAL:
-                self._sequence(sequential_layers(self.f, site.node, site.scope, site.order))
+        for site in sequential_constructions(self.f):
+            layers = stack_layers(self.f, site.node)
+            if layers is not None:
+                self._sequence(layers)
         for key, (cls, construction, scope, order) in applications.items():
             call = self.f.call_by_node[key].node
             if cls not in FOLLOWING:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, arg_value
-from tapelint.analysis.keras import LossSpec, OutputInfo, loss_calls, loss_object, metric_calls, model_reader
+from tapelint.analysis.keras import LossSpec, OutputInfo, loss_calls, loss_object, metric_calls
+from tapelint.analysis.models import model_reader
 
 
 @dataclass

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
+from tapelint.analysis.models import sequential_stack
 from tapelint.analysis.optimizers import apply_sites
 from tapelint.analysis.values import Kind, Value, flatten, values
 from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _INPUTS = frozenset({"keras.Input", "keras.layers.Input", "keras.layers.InputLayer", "keras.InputLayer"})
 # Layer arguments that give a Sequential model its input shape at construction.
 _SHAPE_KEYWORDS = frozenset({"input_shape", "input_dim", "batch_input_shape", "batch_shape"})
 # Methods that do not build a model (everything else called on it might).
-# (`add` builds only when it adds an input shape, which `unbuilt_at_creation` already ruled out.)
+# (`add` builds only when it adds an input shape, which `unbuilt_at_creation` already ruled out: it reads
+# every `.add(...)` of the model's stack.)
 _NOT_BUILDING = frozenset({"compile", "add"})
 
 
@@ -41,39 +42,22 @@ def unbuilt_at_creation(facts: Facts, model: Value) -> bool:
     if model.kind is not Kind.MODEL or not isinstance(model.node, cst.Call):
         return False
     call = model.node
-    if model.cls in _SEQUENTIAL:
-        layers = arg_value(call, 0, "layers")
-        if layers is None:
-            return not _adds_input(facts, model)
-        if not isinstance(layers, (cst.List, cst.Tuple)) or not layers.elements:
+    stack = sequential_stack(facts, call)
+    if stack is not None:
+        # Unbuilt when no layer, of its list or of a later `.add(...)`, gives it an input shape; a layer
+        # that cannot be read might.
+        listed = arg_value(call, 0, "layers")
+        if listed is not None and not any(entry is not None and entry.added is None for entry in stack):
             return False
-        for element in layers.elements:
-            layer = element.value
-            if not isinstance(layer, cst.Call) or isinstance(element, cst.StarredElement):
+        for entry in stack:
+            layer = entry.layer if entry is not None else None
+            if layer is None or facts.resolve(layer[1].func) in _INPUTS:
                 return False
-            qualified = facts.resolve(layer.func)
-            if qualified is None or not qualified.startswith("keras.layers.") or qualified in _INPUTS:
+            if any(a.keyword is not None and a.keyword.value in _SHAPE_KEYWORDS for a in layer[1].args):
                 return False
-            if any(a.keyword is not None and a.keyword.value in _SHAPE_KEYWORDS for a in layer.args):
-                return False
-        return not _adds_input(facts, model)
+        return True
     if model.cls is not None and model.cls in facts.classes:
         return values(facts).class_kind(model.cls) is Kind.MODEL and not _init_builds(facts, model.cls)
-    return False
-
-
-def _adds_input(facts: Facts, model: Value) -> bool:
-    """`model.add(keras.Input(...))` or `model.add(Dense(..., input_shape=...))` anywhere."""
-    resolver = values(facts)
-    for site in facts.calls:
-        if site.method != "add" or not isinstance(site.node.func, cst.Attribute):
-            continue
-        if model not in resolver.of(site.node.func.value, site.scope, site.order):
-            continue
-        layer = arg_value(site.node, 0, "layer")
-        if not isinstance(layer, cst.Call) or facts.resolve(layer.func) in _INPUTS or any(
-                a.keyword is not None and a.keyword.value in _SHAPE_KEYWORDS for a in layer.args):
-            return True
     return False
 
 

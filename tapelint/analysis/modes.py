@@ -1,6 +1,6 @@
 """Which layers of a model behave differently in training and inference (Dropout, BatchNorm).
 
-Reads Sequential lists (and `.add`), functional graphs (from `outputs` back to the inputs), subclassed
+Reads Sequential models (as `models.py` reads them), functional graphs (from `outputs` back to the inputs), subclassed
 models (their `self.` layers), nested models and `keras.applications` families.
 """
 
@@ -10,14 +10,8 @@ import libcst as cst
 
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import (
-    ModelInfo,
-    application_has_batchnorm,
-    application_name,
-    expr_order,
-    layer_class,
-    model_reader,
-)
+from tapelint.analysis.keras import application_has_batchnorm, application_name, layer_class
+from tapelint.analysis.models import KerasModel, expr_order, model_reader
 from tapelint.analysis.names import dotted
 
 MODE_LAYERS = ("Dropout", "BatchNormalization", "GaussianNoise")
@@ -49,7 +43,7 @@ class _ModeReader:
             return []
         return self.of_model(info, scope, order)
 
-    def of_model(self, info: ModelInfo, scope: Scope, order: int) -> list[str]:
+    def of_model(self, info: KerasModel, scope: Scope, order: int) -> list[str]:
         if id(info.construction) in self.seen or self.budget <= 0:
             return []
         self.seen.add(id(info.construction))
@@ -60,12 +54,11 @@ class _ModeReader:
             if is_mode_layer(cls):
                 found.append(cls)
         construction = info.construction
-        if info.kind == "sequential" and isinstance(construction, cst.Call):
-            layers = arg_value(construction, 0, "layers")
-            if isinstance(layers, (cst.List, cst.Tuple)):
-                for element in layers.elements:
-                    if not isinstance(element.value, cst.Call) or application_name(self.f, element.value):
-                        found += self._nested(element.value, scope, order)
+        if info.kind == "sequential":
+            # A model nested in it (a backbone, a Sequential block): its own layers.
+            for entry in info.stack or ():
+                if entry is not None and entry.layer is None:
+                    found += self._nested(entry.node, entry.scope, entry.order)
         elif info.kind == "functional" and isinstance(construction, cst.Call):
             outputs = arg_value(construction, 1, "outputs")
             at = expr_order(self.f, construction, order)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import (ModelInfo, Output, OutputInfo, layer_class, layer_constructions, model_reader,
-                                    sequential_width_layer)
+from tapelint.analysis.keras import Output, OutputInfo, layer_class
+from tapelint.analysis.models import KerasModel, model_reader, sequential_width_layer
 from tapelint.analysis.training import weight_owners
 from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
 
@@ -153,12 +153,7 @@ def producing_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope
 
 def _sequential_last_layer(facts: Facts, construction: cst.Call) -> cst.Call | None:
     """The layer that sets the width of a `Sequential(...)`'s output, or None when it cannot be read."""
-    if facts.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
-        return None
-    site = facts.call_site(construction)
-    if site is None:
-        return None
-    found = sequential_width_layer(facts, construction, site.scope, site.order)
+    found = sequential_width_layer(facts, construction)
     return found[1] if found is not None else None
 
 
@@ -290,7 +285,7 @@ def _parameter_paths(facts: Facts, name: str, scope: Scope) -> tuple[list[Origin
 # ----------------------------------------------------------------------------- models
 
 
-def single_output(model: ModelInfo) -> bool:
+def single_output(model: KerasModel) -> bool:
     """A Sequential model, or a functional one whose `outputs` is one tensor (not a list or dict)."""
     if model.kind == "sequential":
         return True
@@ -301,14 +296,14 @@ def single_output(model: ModelInfo) -> bool:
 
 
 def output_model(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, *,
-                 through_params: bool = True) -> ModelInfo | None:
+                 through_params: bool = True) -> KerasModel | None:
     """The model whose call computed `expr` (`logits = model(x)`), when every origin is a call of the
     same model."""
     found = origins(facts, expr, scope, order, through_params=through_params)
     if not found:
         return None
     reader = model_reader(facts)
-    model: ModelInfo | None = None
+    model: KerasModel | None = None
     for origin in found:
         if not isinstance(origin.expr, cst.Call):
             return None
@@ -349,8 +344,8 @@ def _source_values(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, 
     return frozenset(out)
 
 
-def is_model(value: Value, model: ModelInfo) -> bool:
-    """Does the value-model object `value` stand for the model `ModelInfo` read (same construction, or
+def is_model(value: Value, model: KerasModel) -> bool:
+    """Does the value-model object `value` stand for the model `KerasModel` read (same construction, or
     an object of the same local subclass)?"""
     if value.node is not None and value.node is model.construction:
         return True

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_class, model_reader
+from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_class
+from tapelint.analysis.models import model_reader
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
 

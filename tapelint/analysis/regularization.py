@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, TapeBlock, arg_value, keyword_arg
-from tapelint.analysis.keras import ModelInfo, layer_class, model_reader
+from tapelint.analysis.keras import layer_class
+from tapelint.analysis.models import KerasModel, model_reader
 from tapelint.analysis.names import dotted
 
 REGULARIZER_KEYWORDS = frozenset(
@@ -51,7 +52,7 @@ class RegularizationReader:
     def __init__(self, facts: Facts) -> None:
         self.f = facts
 
-    def of_model(self, model: ModelInfo, holder: str | None, scope: Scope) -> Regularization | None:
+    def of_model(self, model: KerasModel, holder: str | None, scope: Scope) -> Regularization | None:
         f = self.f
         order = 1 << 60
         if holder is not None:
@@ -65,13 +66,16 @@ class RegularizationReader:
             if site is not None:
                 scope, order = site.scope, site.order
         if model.kind == "sequential":
-            for _, call in model.layers:
-                found = _layer_regularization(f, call)
+            for _, layer in model.layers:
+                found = _layer_regularization(f, layer) if type(layer) is cst.Call else None  # type: ignore[arg-type]
                 if found is not None:
                     return found
-            construction = model.construction
-            if isinstance(construction, cst.Call):
-                return self._walk(arg_value(construction, 0, "layers"), scope, order, 0, set())
+            # Layers it holds that are not Keras layers: a custom layer class, a nested model.
+            seen: set[int] = set()
+            for entry in model.stack or ():
+                found = self._walk(entry.node, entry.scope, entry.order, 0, seen) if entry is not None else None
+                if found is not None:
+                    return found
             return None
         if model.kind == "functional" and isinstance(model.construction, cst.Call):
             return self._walk(arg_value(model.construction, 1, "outputs"), scope, order, 0, set())
@@ -191,10 +195,10 @@ def adds_model_losses(facts: Facts, block: TapeBlock) -> bool:
     return False
 
 
-def models_called_in(facts: Facts, block: TapeBlock) -> list[tuple[ModelInfo, str, Scope]]:
+def models_called_in(facts: Facts, block: TapeBlock) -> list[tuple[KerasModel, str, Scope]]:
     """The models called inside a tape block, directly or through functions of this module."""
     reader = model_reader(facts)
-    found: list[tuple[ModelInfo, str, Scope]] = []
+    found: list[tuple[KerasModel, str, Scope]] = []
     seen: set[int] = set()
     for scope in _scopes_reached(facts, block.scope, block):
         for site in facts.calls:

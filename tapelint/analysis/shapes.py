@@ -19,7 +19,7 @@ from typing import Union
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value
-from tapelint.analysis.keras import sequential_width_layer
+from tapelint.analysis.models import sequential_width_layer
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import last_axis_units, layer_units
 from tapelint.analysis.values import Kind, Value, values, values_of
@@ -613,10 +613,7 @@ class _Shapes:
         construction = model.node
         if model.kind is not Kind.MODEL or not isinstance(construction, cst.Call):
             return None
-        site = self.f.call_site(construction)
-        if site is None or self.f.resolve(construction.func) not in ("keras.Sequential", "keras.models.Sequential"):
-            return None
-        layer = sequential_width_layer(self.f, construction, site.scope, site.order)
+        layer = sequential_width_layer(self.f, construction)
         return layer_units(self.f, layer[1]) if layer is not None else None
 
     def _mapped(self, dataset: Dataset, func: cst.BaseExpression | None) -> Struct:

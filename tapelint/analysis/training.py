@@ -14,6 +14,8 @@ import libcst as cst
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Facts, arg_value
 from tapelint.analysis.keras import WEIGHTED_LAYERS, layer_class
+from tapelint.analysis.models import is_functional, is_sequential, sequential_stack
+from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, SEQUENTIAL_CLASSES
 from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import apply_sites
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
@@ -87,26 +89,21 @@ def _parts(facts: Facts, model: Value, depth: int) -> set[Value] | None:
         return out
     resolver = values(facts)
     node = model.node
-    if isinstance(node, cst.Call) and model.cls in ("keras.Sequential", "keras.models.Sequential"):
-        site = facts.call_site(node)
-        if site is None:
+    if is_sequential(facts, node):
+        # Its layers, those of the list and of later `.add(...)` calls alike.
+        stack = sequential_stack(facts, node)
+        if stack is None:
             return None
-        layers = resolver.of(arg_value(node, 0, "layers"), site.scope, site.order)
-        for element in resolver.elements(layers):
-            if element.kind is Kind.UNKNOWN:
+        for entry in stack:
+            if entry is None or is_unknown(entry.held):
                 return None
-            inner = _parts(facts, element, depth + 1)
-            if inner is None:
-                return None
-            out |= inner
-        # `model.add(layer)` after construction
-        for binding in facts.bindings_of_value(node):
-            for call in facts.method_calls(binding.target, "add"):
-                if call.order > binding.order:
-                    for element in resolver.of(arg_value(call.node, 0, "layer"), call.scope, call.order):
-                        out |= _parts(facts, element, depth + 1) or {element}
+            for element in entry.held:
+                inner = _parts(facts, element, depth + 1)
+                if inner is None:
+                    return None
+                out |= inner
         return out
-    if isinstance(node, cst.Call) and model.cls in ("keras.Model", "keras.models.Model"):
+    if is_functional(facts, node):
         # A functional model: every model or layer called in the scope that builds it, before it.
         site = facts.call_site(node)
         if site is None:
@@ -185,18 +182,18 @@ def head_weighted_layers(facts: Facts, holder: str) -> int | None:
     on it in this module (a Sequential list, or a functional graph read back from its outputs), or
     None when no such model is found."""
     for site in facts.calls:
-        if site.qualified in ("keras.Model", "keras.models.Model"):
+        if site.qualified in FUNCTIONAL_CLASSES:
             count = _layers_back(facts, arg_value(site.node, 1, "outputs"), site.scope, site.order, holder)
             if count is not None:
                 return count
-        if site.qualified in ("keras.Sequential", "keras.models.Sequential"):
-            layers = arg_value(site.node, 0, "layers")
-            if isinstance(layers, (cst.List, cst.Tuple)):
-                names = [dotted(e.value) for e in layers.elements]
-                if holder in names:
-                    after = layers.elements[names.index(holder) + 1:]
-                    return sum(1 for e in after if isinstance(e.value, cst.Call)
-                               and layer_class(facts, e.value) in WEIGHTED_LAYERS)
+        elif site.qualified in SEQUENTIAL_CLASSES:
+            # The layers after it, those of the list and of later `.add(...)` calls alike.
+            stack = sequential_stack(facts, site.node) or ()
+            names = [dotted(entry.node) if entry is not None else None for entry in stack]
+            if holder in names:
+                after = stack[names.index(holder) + 1:]
+                return sum(1 for entry in after
+                           if entry is not None and entry.layer is not None and entry.layer[0] in WEIGHTED_LAYERS)
     return None
 
 

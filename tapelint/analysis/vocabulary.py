@@ -36,7 +36,11 @@ def is_legacy_optimizer(qualified: str | None) -> bool:
 SCHEDULE_PREFIX = "keras.optimizers.schedules."
 
 # Models
-MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+# The one list of each model class's canonical names (`names.canonical` maps every public spelling,
+# `tf.keras.Sequential`, `keras.src.models.Sequential`, ..., onto these).
+SEQUENTIAL_CLASSES = frozenset({"keras.Sequential", "keras.models.Sequential"})
+FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
+MODEL_CLASSES = SEQUENTIAL_CLASSES | FUNCTIONAL_CLASSES
 APPLICATIONS_PREFIX = "keras.applications."
 LOAD_MODEL = frozenset({"keras.models.load_model", "keras.saving.load_model"})
 
