@@ -18,8 +18,10 @@ class SoftmaxOnSingleUnit(Rule):
     """
     ## What it does
     Reports a softmax over a last axis of size one: `Dense(1, activation="softmax")` (or a one-filter
-    convolution), a `Softmax()` / `Activation("softmax")` layer right after a one-unit layer, and
-    `tf.nn.softmax(x)` / `keras.activations.softmax(x)` where `x` is the output of a one-unit layer.
+    convolution), a `Softmax()` / `Activation("softmax")` layer after a one-unit layer (in a Sequential's
+    list or added with `model.add(...)`, with width-keeping layers such as `Dropout` between them,
+    applied to a one-unit output in a functional graph, or held by a subclass and called in its `call`),
+    and `tf.nn.softmax(x)` / `keras.activations.softmax(x)` where `x` is the output of a one-unit layer.
 
     ## Why is this bad?
     Softmax normalises over the last axis. With one unit, every output is exactly `1.0` whatever the
@@ -181,6 +183,58 @@ weights = tf.nn.softmax(scores, axis=1)
 """,
             "attention weights: softmax over the time axis, not the unit axis",
         ),
+        Valid(
+            """
+import tensorflow as tf
+from tensorflow.keras.layers import Activation, Dense, Dropout
+
+model = tf.keras.Sequential()
+model.add(Dense(64, activation="relu", input_shape=(20,)))
+model.add(Dense(1))
+model.add(Dense(3))
+model.add(Dropout(0.2))
+model.add(Activation("softmax"))
+""",
+            "near miss: the one-unit layer is hidden; the softmax follows a three-unit layer",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+first = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+second = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+second.add(tf.keras.layers.Softmax())
+first.add(tf.keras.layers.Dense(4, activation="relu"))
+""",
+            "near miss: the softmax is added to the model whose last layer has four units",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+class Ranker(tf.keras.Model):
+    def __init__(self, candidates):
+        super().__init__()
+        self.score = tf.keras.layers.Dense(candidates)
+        self.normalize = tf.keras.layers.Activation("softmax")
+
+    def call(self, x):
+        return self.normalize(self.score(x))
+""",
+            "near miss: a subclass whose softmax spans a width known only at run time",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+def make(head):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.add(head)
+    model.add(tf.keras.layers.Softmax())
+    return model
+""",
+            "near miss: a layer handed in between the one-unit layer and the softmax cannot be read",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -241,5 +295,66 @@ from tensorflow import keras
 model = keras.Sequential([keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1), keras.layers.Softmax()])
 """,
             message_contains="after a one-unit `Dense`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+from tensorflow.keras.layers import Activation, Dense, Dropout
+
+model = tf.keras.Sequential()
+model.add(Dense(64, activation="relu", input_shape=(20,)))
+model.add(Dense(1))
+model.add(Dropout(0.2))
+model.add(Activation("softmax"))
+model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+""",
+            line=9,
+            message_contains="`Activation` after a one-unit `Dense`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Classifier:
+    def __init__(self):
+        self.model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu")])
+        self.build_head()
+
+    def build_head(self):
+        self.model.add(tf.keras.layers.Dense(1))
+        self.model.add(tf.keras.layers.Softmax())
+""",
+            line=11,
+            message_contains="`Softmax` after a one-unit `Dense`",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+inputs = tf.keras.Input(shape=(16,))
+hidden = tf.keras.layers.Dense(32, activation="relu")(inputs)
+score = tf.keras.layers.Dense(1)(hidden)
+outputs = tf.keras.layers.Softmax()(score)
+model = tf.keras.Model(inputs, outputs)
+""",
+            line=7,
+            message_contains="`Softmax` on a one-unit output",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Ranker(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(32, activation="relu")
+        self.score = tf.keras.layers.Dense(1)
+        self.normalize = tf.keras.layers.Activation("softmax")
+
+    def call(self, x):
+        return self.normalize(self.score(self.hidden(x)))
+""",
+            line=12,
+            message_contains="`Activation` on a one-unit output",
         ),
     ]
