@@ -9,13 +9,13 @@ import libcst as cst
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.gradients import GradientCall, gradient_calls
+from tapelint.analysis.values import latest_assignment
 from tapelint.analysis.loss_flow import (
     calls_loss_or_metric_member,
     forward_pass_before_tape,
     is_computation,
     is_keras_optimizer,
     is_loss_or_metric,
-    last_assignment,
     loss_assignment,
     loss_computed_outside,
     precomputed_minimize_loss,
@@ -60,7 +60,7 @@ def test_the_loss_assignment_is_the_last_one_before_the_gradient_call():
     binding = loss_assignment(facts, grad)
     assert binding is not None and grad.tape.encloses(binding.order)
     assert _code(binding.value) == "tf.reduce_mean(model(x) - y)"
-    assert last_assignment(facts, "loss", grad.site.scope, grad.tape.order) is not binding
+    assert latest_assignment(facts, "loss", grad.site.scope, grad.tape.order) is not binding
 
 
 def test_a_loss_written_into_the_gradient_call_has_no_assignment():

@@ -361,6 +361,6 @@ def test_a_prediction_rebound_in_a_branch_at_module_level():
         Output.PROBABILITIES,  # both definitions are probabilities
         Output.PROBABILITIES,  # read in the branch that made it
         Output.LOGITS,  # the `else` branch's own definition
-        Output.PROBABILITIES,  # in a function, which runs after the module: its last definition (no branch question across scopes)
+        Output.UNKNOWN,  # in a function nobody calls here: it sees whichever definition the module left, logits or probabilities
         Output.PROBABILITIES,  # no branch at all
     ]

@@ -21,9 +21,9 @@ from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import names_in_order
 from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.gradients import GradientCall, gradient_calls
-from tapelint.analysis.loss_flow import calls_in, last_assignment
+from tapelint.analysis.loss_flow import calls_in
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.values import Kind, last_assignment, values_of
 from tapelint.analysis.variable_sets import holders, variable_list
 
 ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub"})

@@ -30,7 +30,7 @@ from tapelint.analysis.walk import contains as walk_contains
 
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.values import Kind, last_assignment, values_of
 from tapelint.analysis.vocabulary import MODEL_CLASSES, WEIGHT_ATTRIBUTES
 
 _LITERAL_TYPES = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
@@ -197,7 +197,7 @@ class _Flow:
             return frame.fixed[name]
         if frame.depth == 0 and name in self.connected:
             return CONNECTED
-        binding = self.f.binding_before(name, frame.scope, order)
+        binding = last_assignment(self.f, name, frame.scope, order)
         if binding is None:
             if name in frame.args and self.f.is_param(name.split(".")[0], frame.scope):
                 expr, caller, at = frame.args[name]
@@ -428,7 +428,7 @@ class _Flow:
             if name in f.classes:
                 return NONE  # constructing an object
             return UNKNOWN
-        binding = f.binding_before(name, frame.scope, order)
+        binding = last_assignment(f, name, frame.scope, order)
         if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
             qualified = f.resolve(binding.value.func)
             if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
@@ -462,7 +462,7 @@ class _Flow:
                 return self._args(call, frame, order)
         name = dotted(func)
         if name is not None and f.visible_bindings(name, frame.scope):
-            binding = f.binding_before(name, frame.scope, order)
+            binding = last_assignment(f, name, frame.scope, order)
             if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
                 qualified = f.resolve(binding.value.func)
                 if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):

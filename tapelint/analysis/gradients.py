@@ -14,6 +14,7 @@ import libcst as cst
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, TapeBlock, arg_value
 from tapelint.analysis.dataflow import names_in
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import last_assignment
 
 
 @dataclass(eq=False)
@@ -39,7 +40,7 @@ def tape_of(facts: Facts, site: CallSite) -> TapeBlock | None:
     if site.receiver is not None and facts.is_param(site.receiver, site.scope):
         return None
     # A rebinding of the tape's name between the block and the call (`tape = other`) hides it.
-    binding = facts.binding_before(site.receiver or "", site.scope, site.order)
+    binding = last_assignment(facts, site.receiver or "", site.scope, site.order)
     if binding is not None and binding.node is not tape.node and binding.value is not tape.call:
         return None
     return tape
@@ -76,7 +77,7 @@ def watched_names(facts: Facts, tape: TapeBlock, before: int | None = None) -> s
         for arg in call.node.args:
             names |= names_in(arg.value)
             for name in list(names_in(arg.value)):
-                binding = facts.binding_before(name, call.scope, call.order)
+                binding = last_assignment(facts, name, call.scope, call.order)
                 if binding is not None and binding.value is not None:
                     names |= names_in(binding.value)
     return names

@@ -14,7 +14,7 @@ import libcst as cst
 from tapelint.analysis.constants import boolean, number, string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.values import Kind, last_assignment, values_of
 from tapelint.analysis.vocabulary import (  # noqa: F401  (re-exported: rules import them from here)
     ADAPTIVE_OPTIMIZERS,
     APPLICATIONS_PREFIX,
@@ -231,7 +231,7 @@ def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, ord
     name = dotted(expr)
     if name is None:
         return None
-    binding = facts.binding_before(name, scope, order)
+    binding = last_assignment(facts, name, scope, order)
     if binding is None or binding.value is None or binding.index is not None:
         return None
     return loss_object(facts, binding.value, binding.scope, binding.order, depth + 1)

@@ -15,6 +15,7 @@ import libcst as cst
 
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import last_assignment
 
 
 class Encoding(str, enum.Enum):
@@ -108,7 +109,7 @@ class LabelReader:
         name = dotted(expr)
         if name is None:
             return UNKNOWN
-        binding = f.binding_before(name, scope, order)
+        binding = last_assignment(f, name, scope, order)
         if binding is None:
             return self._from_parameter(name, scope, depth)
         return self._from_binding(binding, depth)
@@ -218,7 +219,7 @@ class LabelReader:
         name = dotted(expr)
         if name is None:
             return UNKNOWN
-        binding = f.binding_before(name, scope, order)
+        binding = last_assignment(f, name, scope, order)
         if binding is None or binding.augmented:
             return UNKNOWN
         if binding.value is None:

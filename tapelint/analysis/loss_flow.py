@@ -16,7 +16,7 @@ from tapelint.analysis.dataflow import names_in, render
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.gradients import GradientCall
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, is_unknown, values_of
+from tapelint.analysis.values import Kind, is_unknown, latest_assignment, values_of
 from tapelint.analysis.vocabulary import optimizer_class
 from tapelint.analysis.walk import child_nodes
 
@@ -26,15 +26,6 @@ _PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Attribute)
 _ALIAS_LIMIT = 10
 _FORWARD_DEPTH = 8
 _LOSS_OR_METRIC_PREFIXES = ("keras.losses.", "keras.metrics.")
-
-
-def last_assignment(facts: Facts, name: str, scope: Scope, order: int) -> Binding | None:
-    """The statement that last assigned `name` before a read of it at (`scope`, `order`): the one
-    binding that read sees (the innermost scope that binds it; in a notebook, the latest cell).
-
-    This is the single-binding view; `values.Values.reaching` gives every binding a read may see
-    (conditional ones too), for questions about what the value may be rather than where it was made."""
-    return facts.binding_before(name, scope, order)
 
 
 def is_computation(facts: Facts, expr: cst.BaseExpression | None) -> bool:
@@ -62,12 +53,12 @@ def is_computation(facts: Facts, expr: cst.BaseExpression | None) -> bool:
 
 
 def loss_assignment(facts: Facts, grad: GradientCall) -> Binding | None:
-    """Where the loss of `tape.gradient(loss, ...)` was computed: the assignment its name sees at the
-    gradient call. None when the target is not a plain name or has no assignment in sight."""
+    """Where the loss of `tape.gradient(loss, ...)` was computed: the latest assignment its name may see
+    at the gradient call. None when the target is not a plain name or has no assignment in sight."""
     target = grad.target
     if not isinstance(target, cst.Name):
         return None
-    return last_assignment(facts, target.value, grad.site.scope, grad.site.order)
+    return latest_assignment(facts, target.value, grad.site.scope, grad.site.order)
 
 
 @dataclass(frozen=True)
@@ -102,7 +93,7 @@ def loss_computed_outside(facts: Facts, grad: GradientCall) -> OutsideComputatio
             return None
         if isinstance(binding.value, cst.Name):
             # `loss = total`: an alias, look at what it names.
-            binding = last_assignment(facts, binding.value.value, binding.scope, binding.order)
+            binding = latest_assignment(facts, binding.value.value, binding.scope, binding.order)
             continue
         if not binding.augmented and not is_computation(facts, binding.value):
             return None
@@ -131,7 +122,7 @@ def forward_pass_before_tape(facts: Facts, grad: GradientCall, owner: str) -> Ca
             continue
         followed.add(state)
         name, at, depth = state
-        binding = last_assignment(facts, name, scope, at)
+        binding = latest_assignment(facts, name, scope, at)
         if binding is None or binding.scope is not tape.scope or binding.value is None or depth > _FORWARD_DEPTH:
             continue
         if binding.order < tape.order:
@@ -177,7 +168,7 @@ def is_keras_optimizer(facts: Facts, receiver: cst.BaseExpression, site: CallSit
     statement that last assigned its name (`opt = Adam()`)?"""
     if isinstance(receiver, cst.Call):
         return optimizer_class(facts.resolve(receiver.func)) is not None
-    binding = last_assignment(facts, render(receiver), site.scope, site.order)
+    binding = latest_assignment(facts, render(receiver), site.scope, site.order)
     value = binding.value if binding is not None else None
     return isinstance(value, cst.Call) and optimizer_class(facts.resolve(value.func)) is not None
 
@@ -206,7 +197,7 @@ def precomputed_minimize_loss(facts: Facts, site: CallSite) -> PrecomputedLoss |
     if isinstance(loss, cst.Lambda):
         body = loss.body
     elif isinstance(loss, cst.Name) and loss.value not in facts.functions:
-        binding = last_assignment(facts, loss.value, site.scope, site.order)
+        binding = latest_assignment(facts, loss.value, site.scope, site.order)
         if binding is None or binding.index is not None or binding.value is None:
             return None
         if isinstance(binding.value, cst.Lambda):
@@ -215,7 +206,7 @@ def precomputed_minimize_loss(facts: Facts, site: CallSite) -> PrecomputedLoss |
             return PrecomputedLoss(loss, loss.value, "tensor")
     if not isinstance(body, cst.Name):
         return None
-    computed = last_assignment(facts, body.value, site.scope, site.order)
+    computed = latest_assignment(facts, body.value, site.scope, site.order)
     if computed is None or computed.index is not None or not is_computation(facts, computed.value):
         return None
     if isinstance(computed.value, cst.Lambda):

@@ -26,7 +26,7 @@ import libcst as cst
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.values import Kind, last_assignment, values_of
 
 POLICY_SETTERS = frozenset(
     {
@@ -54,7 +54,7 @@ def _policy_name(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, or
         return _policy_name(facts, arg_value(expr, 0, "name"), scope, order, depth + 1)
     name = dotted(expr)
     if name is not None:
-        binding = facts.binding_before(name, scope, order)
+        binding = last_assignment(facts, name, scope, order)
         if binding is not None and binding.value is not None and binding.index is None:
             return _policy_name(facts, binding.value, binding.scope, binding.order, depth + 1)
     return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
-from tapelint.analysis.facts import DEFINITION_TYPES, Binding, CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import (
     ACTIVATION_LAYERS,
     LINEAR_ACTIVATIONS,
@@ -38,9 +38,8 @@ from tapelint.analysis.keras import (
     layer_class,
 )
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, Value, values, values_of
+from tapelint.analysis.values import Kind, Value, last_assignment, reaching_assignments, values, values_of
 from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, LOAD_MODEL, MODEL_CLASSES, SEQUENTIAL_CLASSES
-from tapelint.analysis.walk import child_nodes
 
 
 def is_sequential(facts: Facts, call: cst.CSTNode | None) -> bool:
@@ -218,8 +217,6 @@ class KerasModel:
     class_name: str | None = None
 
 
-_BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
-_BRANCHING_TYPES = frozenset(_BRANCHING)
 
 
 class ModelReader:
@@ -228,10 +225,6 @@ class ModelReader:
     def __init__(self, facts: Facts) -> None:
         self.f = facts
         self._subclasses_in_progress: set[str] = set()
-        # id(scope root) -> the branches around every node of it, once a second question about that scope
-        # comes (None after the first: one question is answered by a search that stops early).
-        self._branch_maps: dict[int, dict[int, tuple[int, ...]] | None] = {}
-        self._top_branch_maps: dict[int, dict[int, tuple[int, ...]]] = {}
 
     # --- models
     def model_of(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> KerasModel | None:
@@ -282,7 +275,7 @@ class ModelReader:
             return None
         if name == "self" and scope.class_name and self._is_model_class(scope.class_name):
             return self._subclass(f.classes[scope.class_name].node, scope.class_name)
-        binding = f.binding_before(name, scope, order)
+        binding = last_assignment(f, name, scope, order)
         if binding is None:
             return self._model_from_param(name, scope, depth)
         if binding.value is None or binding.index is not None:
@@ -435,25 +428,19 @@ class ModelReader:
             return self.value_kind(expr.value, scope, order, depth + 1)
         name = dotted(expr)
         if name is not None:
-            binding = f.binding_before(name, scope, order)
-            if binding is None:
+            # Every definition that may reach the read must agree: a value assigned in a branch
+            # (`if not training: x = tf.nn.softmax(x)`) is not the only one that reaches a read after it.
+            reaching = reaching_assignments(f, name, scope, order)
+            if not reaching:
                 return self._kind_from_param(name, scope, depth)
-            if binding.value is None or binding.index is not None:
-                return UNKNOWN
-            result = self.value_kind(binding.value, binding.scope, binding.order, depth + 1)
-            # A value assigned in a branch (`if not training: x = tf.nn.softmax(x)`) may not be the one
-            # that reaches this read: the definitions before the branch reach it too, and must agree.
-            current = binding
-            while current.scope is scope and self._assigned_in_branch(current, expr):
-                earlier = f.binding_before(name, current.scope, current.order)
-                if earlier is None or earlier.scope is not current.scope:
-                    break
-                if earlier.value is None or earlier.index is not None:
+            kinds: list[OutputInfo] = []
+            for binding in reaching:
+                if binding.value is None or binding.index is not None:
                     return UNKNOWN
-                if self.value_kind(earlier.value, earlier.scope, earlier.order, depth + 1).kind is not result.kind:
+                kinds.append(self.value_kind(binding.value, binding.scope, binding.order, depth + 1))
+                if kinds[-1].kind is not kinds[0].kind:
                     return UNKNOWN
-                current = earlier
-            return result
+            return kinds[0]
         return UNKNOWN
 
     def _identity(self, cls: str, call: cst.CSTNode) -> bool:
@@ -480,68 +467,12 @@ class ModelReader:
             found = info
         return found or UNKNOWN
 
-    def _assigned_in_branch(self, binding: Binding, use: cst.CSTNode) -> bool:
-        """Is `binding` made inside an `if`/loop/`try` block that does not also hold `use`?"""
-        if binding.scope.node is None:
-            # At module level the blocks around a node all lie in its top-level statement: map that
-            # statement alone (a script's module body is most of the file).
-            around_binding = self._around_at_top(binding.target_node)
-            around_use = self._around_at_top(use)
-            if around_binding is not None and around_use is not None:
-                return any(block not in around_use for block in around_binding)
-        root = binding.scope.node if binding.scope.node is not None else self.f.module
-        if id(root) not in self._branch_maps:
-            self._branch_maps[id(root)] = None
-            found = _branches_around(root, binding.target_node, use)
-        else:
-            found = self._branch_maps[id(root)]  # type: ignore[assignment]
-            if found is None:
-                found = self._branch_maps[id(root)] = _branches_around(root)
-        around_binding = found.get(id(binding.target_node), ())
-        around_use = found.get(id(use), ())
-        return any(block not in around_use for block in around_binding)
-
-    def _around_at_top(self, node: cst.CSTNode) -> tuple[int, ...] | None:
-        """The branching statements around `node` in the module's own body (None when the node is not
-        one the collector numbered)."""
-        index = self.f.top_statement.get(id(node))
-        if index is None or index < 0:
-            return None
-        found = self._top_branch_maps.get(index)
-        if found is None:
-            statement = self.f.module.body[index]
-            # A definition is another scope: nothing in it is in the module's own body.
-            found = self._top_branch_maps[index] = {} if type(statement) in DEFINITION_TYPES \
-                else _branches_around(statement)
-        return found.get(id(node), ())
-
     def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
-        binding = self.f.binding_before(name, scope, order)
+        binding = last_assignment(self.f, name, scope, order)
         if binding is None or not isinstance(binding.value, cst.Call):
             return None
         cls = layer_class(self.f, binding.value)
         return (cls, binding.value) if cls is not None else None
-
-
-def _branches_around(root: cst.CSTNode, *nodes: cst.CSTNode) -> dict[int, tuple[int, ...]]:
-    """For each of `nodes` found in `root`'s own body (not inside a nested def, class or lambda): the ids
-    of the branching statements around it, outermost first. The search stops once all are found. With
-    no `nodes`, the same for every node of that body."""
-    wanted_ids = {id(node) for node in nodes}
-    every = not nodes
-    found: dict[int, tuple[int, ...]] = {}
-    stack: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(root, ())]
-    while stack and (every or len(found) < len(wanted_ids)):
-        node, around = stack.pop()
-        kind = type(node)  # parsed nodes are of these exact classes: no isinstance per node
-        if node is not root and kind in DEFINITION_TYPES:
-            continue  # another scope
-        if every or id(node) in wanted_ids:
-            found[id(node)] = around
-        inner = (*around, id(node)) if kind in _BRANCHING_TYPES else around
-        for child in reversed(child_nodes(node)):
-            stack.append((child, inner))
-    return found
 
 
 def expr_order(facts: Facts, call: cst.Call, default: int) -> int:

@@ -13,6 +13,7 @@ from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import application_has_batchnorm, application_name, layer_class
 from tapelint.analysis.models import KerasModel, expr_order, model_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import last_assignment
 
 MODE_LAYERS = ("Dropout", "BatchNormalization", "GaussianNoise")
 
@@ -33,7 +34,7 @@ class _ModeReader:
         name = dotted(func)
         if name is None:
             return []
-        binding = self.f.binding_before(name, scope, order) if name != "self" else None
+        binding = last_assignment(self.f, name, scope, order) if name != "self" else None
         if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
             cls = layer_class(self.f, binding.value)
             if cls is not None:
@@ -111,7 +112,7 @@ class _ModeReader:
         if isinstance(expr, cst.Subscript):
             return self._graph(expr.value, scope, order, depth + 1)
         if isinstance(expr, cst.Name):
-            binding = self.f.binding_before(expr.value, scope, order)
+            binding = last_assignment(self.f, expr.value, scope, order)
             if binding is None or binding.value is None or id(binding) in self.seen:
                 return []
             self.seen.add(id(binding))

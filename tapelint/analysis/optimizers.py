@@ -14,7 +14,7 @@ import libcst as cst
 
 from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
-from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, values
+from tapelint.analysis.values import Kind, UNKNOWN, Value, flatten, is_unknown, last_assignment, values
 from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
 
 
@@ -192,7 +192,7 @@ def _replaced_before_read(facts: Facts, holder: Binding | None) -> bool:
                    if s is not holder.scope and holder.scope.contains(s)):
                 continue  # a local of the function (`def train(model, opt)`): another variable
             return False
-        if facts.binding_before(name, use.scope, use.order) is holder:
+        if last_assignment(facts, name, use.scope, use.order) is holder:
             return False
     return True
 

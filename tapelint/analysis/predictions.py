@@ -16,7 +16,7 @@ from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_class
 from tapelint.analysis.models import model_reader
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.values import Kind, last_assignment, values_of
 
 # Operations whose output is the same prediction in another form.
 _PRESERVING = frozenset(
@@ -63,7 +63,7 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
             return None
         if reader.model_of(expr.func, scope, order) is not None:
             return f"`{name}(...)`"
-        binding = facts.binding_before(name, scope, order)
+        binding = last_assignment(facts, name, scope, order)
         if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
             cls = layer_class(facts, binding.value)
             if cls is not None:
@@ -85,7 +85,7 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
     name = dotted(expr)
     if name is None:
         return None
-    binding = facts.binding_before(name, scope, order)
+    binding = last_assignment(facts, name, scope, order)
     if binding is None:
         return _from_parameter(facts, name, scope, depth)
     if binding.value is None or binding.augmented:
@@ -156,7 +156,7 @@ def _keras_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, o
     name = dotted(expr)
     if name is None:
         return None
-    binding = facts.binding_before(name, scope, order)
+    binding = last_assignment(facts, name, scope, order)
     if binding is None or binding.value is None or binding.index is not None or binding.augmented:
         return None
     return _keras_object(facts, binding.value, binding.scope, binding.order, depth + 1)

@@ -17,6 +17,7 @@ from tapelint.analysis.facts import Facts, Scope, TapeBlock, arg_value, keyword_
 from tapelint.analysis.keras import layer_class
 from tapelint.analysis.models import KerasModel, model_reader
 from tapelint.analysis.names import dotted
+from tapelint.analysis.values import last_assignment
 
 REGULARIZER_KEYWORDS = frozenset(
     {
@@ -142,7 +143,7 @@ class RegularizationReader:
                 stack.extend((a.value, cur_scope, cur_order) for a in current.args)
                 continue
             if isinstance(current, cst.Name):
-                binding = f.binding_before(current.value, cur_scope, cur_order)
+                binding = last_assignment(f, current.value, cur_scope, cur_order)
                 if binding is not None and binding.value is not None:
                     stack.append((binding.value, binding.scope, binding.order))
                 continue

@@ -16,7 +16,7 @@ from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Binding, Facts, arg_value
 from tapelint.analysis.names import dotted
 from tapelint.analysis.training import frozen_values, parts
-from tapelint.analysis.values import values
+from tapelint.analysis.values import last_assignment, values
 from tapelint.analysis.vocabulary import WEIGHT_ATTRIBUTES
 
 
@@ -81,7 +81,7 @@ def _weight_attributes(facts: Facts, expr: cst.BaseExpression | None, scope, ord
         return found
     name = dotted(expr)
     if name is not None:
-        binding = facts.binding_before(name, scope, order)
+        binding = last_assignment(facts, name, scope, order)
         if binding is not None and binding.value is not None and binding.index is None and not binding.augmented:
             return _weight_attributes(facts, binding.value, binding.scope, binding.order, depth + 1)
     return found

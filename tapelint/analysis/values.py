@@ -722,5 +722,31 @@ def values_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order
     return values(facts).of(expr, scope, order)
 
 
-def values_at(facts: Facts, site: CallSite, expr: cst.BaseExpression | None) -> frozenset[Value]:
-    return values(facts).of(expr, site.scope, site.order)
+def reaching_assignments(facts: Facts, name: str, scope: Scope, order: int) -> list[Binding]:
+    """Every assignment a read of `name` at (`scope`, `order`) may see, the latest first: the last one
+    before it in the innermost scope that binds it, plus earlier ones that a conditional later one may
+    not have replaced (`x = a` then `if c: x = b`). A dotted name (`self.head`) is the one binding the
+    module's index gives.
+
+    This is where a read becomes assignments for code that walks the assigned expression itself (a
+    functional graph, a loss computation, a label pipeline); `values_of` answers what the name may
+    hold, from the same assignments."""
+    if "." in name:
+        binding = facts.binding_before(name, scope, order)
+        return [binding] if binding is not None else []
+    return values(facts).reaching(name, scope, order)
+
+
+def latest_assignment(facts: Facts, name: str, scope: Scope, order: int) -> Binding | None:
+    """The latest assignment a read of `name` may see (the first of `reaching_assignments`): a witness
+    for questions about some path ("may the loss be computed outside the tape?"), not what the name
+    holds on every path."""
+    found = reaching_assignments(facts, name, scope, order)
+    return found[0] if found else None
+
+
+def last_assignment(facts: Facts, name: str, scope: Scope, order: int) -> Binding | None:
+    """The one assignment a read of `name` sees, or None when there is none or several may reach it
+    (then no single expression is what the name holds)."""
+    found = reaching_assignments(facts, name, scope, order)
+    return found[0] if len(found) == 1 else None
