@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.constants import string
-from tapelint.analysis.facts import CallSite, arg_value
+from tapelint.analysis.facts import arg_value
 from tapelint.analysis.labels import Encoding, LabelInfo, label_reader
+from tapelint.analysis.models import Compile, compile_for
 from tapelint.analysis.names import dotted
 from tapelint.analysis.predictions import evaluations
 from tapelint.diagnostic import Confidence, Severity
@@ -138,14 +139,13 @@ class LabelEncodingMismatch(Rule):
     def _check_fit(self) -> None:
         facts = self.facts
         reader = label_reader(facts)
-        compiles = [c for c in facts.calls if c.method == "compile" and c.receiver is not None]
         for fit in facts.calls:
             if fit.method != "fit" or fit.receiver is None:
                 continue
-            compile_site = self._compile_for(compiles, fit)
-            if compile_site is None:
+            compiled = compile_for(facts, fit)
+            if compiled is None:
                 continue
-            for role, name, node in self._compiled_names(compile_site):
+            for role, name, node in self._compiled_names(compiled):
                 wanted = self._wanted(name)
                 if wanted is None:
                     continue
@@ -173,19 +173,13 @@ class LabelEncodingMismatch(Rule):
                              Confidence.INFERRED)
                 break
 
-    @staticmethod
-    def _compile_for(compiles: list[CallSite], fit: CallSite) -> CallSite | None:
-        before = [c for c in compiles if c.receiver == fit.receiver and c.order < fit.order
-                  and (c.scope is fit.scope or c.scope.contains(fit.scope) or fit.scope.contains(c.scope))]
-        return before[-1] if before else None
-
-    def _compiled_names(self, site: CallSite) -> list[tuple[str, str, cst.CSTNode]]:
+    def _compiled_names(self, compiled: Compile) -> list[tuple[str, str, cst.CSTNode]]:
         found: list[tuple[str, str, cst.CSTNode]] = []
         values: list[tuple[str, cst.BaseExpression]] = []
-        loss = arg_value(site.node, 1, "loss")
+        loss = compiled.loss
         if loss is not None:
             values.append(("loss", loss))
-        metrics = arg_value(site.node, None, "metrics")
+        metrics = compiled.metrics
         if isinstance(metrics, (cst.List, cst.Tuple)):
             values.extend(("metrics", e.value) for e in metrics.elements)
         for role, value in values:

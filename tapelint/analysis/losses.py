@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.facts import CallSite, Facts, arg_value
+from tapelint.analysis.facts import CallSite, Facts
 from tapelint.analysis.keras import LossSpec, OutputInfo, loss_calls, loss_object, metric_calls
-from tapelint.analysis.models import model_reader
+from tapelint.analysis.models import compiles, model_reader
 
 
 @dataclass
@@ -26,15 +26,12 @@ def fed_losses(facts: Facts) -> list[FedLoss]:
         for call in (*loss_calls(facts), *metric_calls(facts)):
             output = reader.value_kind(call.y_pred, call.site.scope, call.site.order)
             found.append(FedLoss(call.spec, output, call.site))
-        for site in facts.calls:
-            if site.method != "compile" or site.receiver is None:
-                continue
-            loss_expr = arg_value(site.node, 1, "loss")
-            spec = loss_object(facts, loss_expr, site.scope, site.order)
+        for compiled in compiles(facts):
+            site = compiled.site
+            spec = loss_object(facts, compiled.loss, site.scope, site.order)
             if spec is None:
                 continue
-            model = reader.model_of(site.node.func.value if isinstance(site.node.func, cst.Attribute) else None,
-                                    site.scope, site.order)
+            model = reader.model_of(site.node.func.value, site.scope, site.order)  # type: ignore[attr-defined]
             if model is None:
                 continue
             found.append(FedLoss(spec, model.output, site, via_compile=True))

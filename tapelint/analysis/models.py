@@ -572,3 +572,56 @@ def layer_constructions(facts: Facts, expr: cst.BaseExpression, scope: Scope, or
             return None
         out.append((value.cls.rsplit(".", 1)[-1], value.node))
     return out
+
+
+# ----------------------------------------------------------------------------- compile()
+
+
+@dataclass(frozen=True, eq=False)
+class Compile:
+    """A `model.compile(...)` call: the model(s) it may configure and what it is given (the expressions
+    as written; None where an argument is not passed)."""
+
+    site: CallSite
+    models: frozenset[Value]  # what the receiver may be, by the value model
+    optimizer: cst.BaseExpression | None
+    loss: cst.BaseExpression | None
+    metrics: cst.BaseExpression | None
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        """A keyword argument (`run_eagerly=`, `jit_compile=`, `steps_per_execution=`)."""
+        return keyword_arg(self.site.node, name)
+
+
+def compiles(facts: Facts) -> list[Compile]:
+    """Every `x.compile(...)` call of the module, in document order: the one reader of what a model is
+    compiled with."""
+
+    def compute() -> list[Compile]:
+        found: list[Compile] = []
+        for site in facts.calls:
+            func = site.node.func
+            if site.method != "compile" or type(func) is not cst.Attribute:
+                continue
+            node = site.node
+            found.append(Compile(site, values_of(facts, func.value, site.scope, site.order),  # type: ignore[attr-defined]
+                                 arg_value(node, 0, "optimizer"), arg_value(node, 1, "loss"),
+                                 arg_value(node, 2, "metrics")))
+        return found
+
+    return facts.cached("models.compiles", compute)  # type: ignore[return-value]
+
+
+def compile_for(facts: Facts, use: CallSite) -> Compile | None:
+    """The `compile()` that configured the model a later call on it (`model.fit(...)`) runs with: the last
+    one before it, in its scope or one around it or inside it, whose model is the one the call's receiver
+    holds (by the value model: one known model, the same at both). None when that cannot be told."""
+    func = use.node.func
+    if type(func) is not cst.Attribute:
+        return None
+    receiver = values_of(facts, func.value, use.scope, use.order)  # type: ignore[attr-defined]
+    if len(receiver) != 1 or next(iter(receiver)).kind not in (Kind.MODEL, Kind.INSTANCE):
+        return None
+    before = [c for c in compiles(facts) if c.models == receiver and c.site.order < use.order and (
+        c.site.scope is use.scope or c.site.scope.contains(use.scope) or use.scope.contains(c.site.scope))]
+    return before[-1] if before else None

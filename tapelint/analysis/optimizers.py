@@ -15,6 +15,7 @@ import libcst as cst
 from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.values import Kind, UNKNOWN, Value, flatten, is_unknown, last_assignment, values
+from tapelint.analysis.models import compiles
 from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
 
 
@@ -154,12 +155,6 @@ def _applies_by_optimizer(facts: Facts) -> _AppliesByOptimizer:
     return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))  # type: ignore[no-any-return]
 
 
-def _compile_calls(facts: Facts) -> list[CallSite]:
-    """`x.compile(...)` calls, in document order."""
-    return facts.cached("compile_calls", lambda: [  # type: ignore[no-any-return]
-        site for site in facts.calls if site.method == "compile" and isinstance(site.node.func, cst.Attribute)])
-
-
 def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:
     """What becomes of the optimizer made at `creation`."""
     me = Value(Kind.OPTIMIZER, id(creation.node), creation.node, cls=creation.qualified)
@@ -273,11 +268,10 @@ def trained_models(facts: Facts, creation: OptimizerCreation) -> frozenset[Value
             if not owners or any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
                 return None
             found |= owners
-    for site in facts.calls:
-        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
-            continue
-        if me in set(flatten(resolver.of(arg_value(site.node, 0, "optimizer"), site.scope, site.order))):
-            owners = set(resolver.of(site.node.func.value, site.scope, site.order))
+    for compiled in compiles(facts):
+        site = compiled.site
+        if me in set(flatten(resolver.of(compiled.optimizer, site.scope, site.order))):
+            owners = set(compiled.models)
             if any(o.kind not in (Kind.MODEL, Kind.LAYER) for o in owners):
                 return None
             found |= {o for o in owners if not _train_step_ignores_optimizer(facts, o.cls)}
@@ -376,7 +370,7 @@ def optimizer_steps(facts: Facts, creation: OptimizerCreation, compiled: bool = 
         if sets is None:
             return None
         found.append(OptimizerStep(apply.site.node, tuple(sets) if once else (frozenset().union(*sets),)))
-    for site in _compile_calls(facts) if compiled else ():
+    for site in [c.site for c in compiles(facts)] if compiled else ():
         assert isinstance(site.node.func, cst.Attribute)
         given = set(flatten(resolver.of(arg_value(site.node, 0, "optimizer"), site.scope, site.order)))
         if me not in given:

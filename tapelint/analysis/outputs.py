@@ -16,7 +16,7 @@ import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import Output, OutputInfo, layer_class
-from tapelint.analysis.models import KerasModel, model_reader, sequential_width_layer
+from tapelint.analysis.models import KerasModel, compiles, model_reader, sequential_width_layer
 from tapelint.analysis.training import weight_owners
 from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
 
@@ -270,12 +270,11 @@ def _parameter_paths(facts: Facts, name: str, scope: Scope) -> tuple[list[Origin
     params = [p for p in function.params if p not in ("self", "cls")]
     if len(params) >= 2 and params[1] == name and function.class_name is None:
         reader = model_reader(facts)
-        for site in facts.calls:
-            if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
-                continue
-            loss = values_of(facts, arg_value(site.node, 1, "loss"), site.scope, site.order)
+        for compile_call in compiles(facts):
+            site = compile_call.site
+            loss = values_of(facts, compile_call.loss, site.scope, site.order)
             if any(v.kind is Kind.FUNCTION and v.node is function.node for v in loss):
-                model = reader.model_of(site.node.func.value, site.scope, site.order)
+                model = reader.model_of(site.node.func.value, site.scope, site.order)  # type: ignore[attr-defined]
                 compiled.append(model.output if model is not None else _UNKNOWN)
     if not paths and not compiled:
         return None

@@ -30,6 +30,7 @@ from tapelint.analysis.facts import TF_FUNCTION, CallSite, Facts, Scope, arg_val
 from tapelint.analysis.keras import WEIGHTED_LAYERS
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values, values_of
+from tapelint.analysis.models import compiles
 
 KERAS_TRACED_STEPS = frozenset({"train_step", "test_step", "predict_step"})
 _EAGER_SWITCHES = frozenset({"tensorflow.config.run_functions_eagerly",
@@ -128,13 +129,10 @@ def keras_step_traced(facts: Facts, scope: Scope) -> bool | None:
         return None
     classes = _subclasses(facts, scope.class_name, scope.simple_name)
     verdicts: set[bool | None] = set()
-    for site in facts.calls:
-        if site.method != "compile" or not isinstance(site.node.func, cst.Attribute):
+    for compiled in compiles(facts):
+        if not any(v.kind is Kind.MODEL and v.cls in classes for v in compiled.models):
             continue
-        receiver = values_of(facts, site.node.func.value, site.scope, site.order)
-        if not any(v.kind is Kind.MODEL and v.cls in classes for v in receiver):
-            continue
-        eager = keyword_arg(site.node, "run_eagerly")
+        eager = compiled.keyword("run_eagerly")
         if eager is None or (isinstance(eager.value, cst.Name) and eager.value.value == "False"):
             verdicts.add(True)
         elif isinstance(eager.value, cst.Name) and eager.value.value == "True":
