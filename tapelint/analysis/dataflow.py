@@ -28,6 +28,7 @@ import libcst as cst
 from tapelint.analysis.walk import child_nodes, iter_nodes
 from tapelint.analysis.walk import contains as walk_contains
 
+from tapelint.analysis.dtype_names import dtype_name, is_integer
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, values_of
@@ -126,9 +127,7 @@ INDEX_KEYWORDS = frozenset({"dtype", "name", "axis", "keepdims", "output_type"})
 
 def integer_dtype(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
     """`int32` when `expr` names an integer or bool dtype (`tf.int32`, `"int64"`, `np.int32`, `bool`):
-    what `tf.cast` to it cuts. The dtype itself is read by `dtypes.dtype_name`, the one answer."""
-    from tapelint.analysis.dtypes import dtype_name, is_integer  # dtypes sits above this module
-
+    what `tf.cast` to it cuts. The dtype itself is read by `dtype_names.dtype_name`, the one answer."""
     dtype = dtype_name(facts, expr)
     return dtype if is_integer(dtype) else None
 
