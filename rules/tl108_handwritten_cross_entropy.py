@@ -146,7 +146,7 @@ class HandwrittenCrossEntropy(Rule):
             return None
         return info, inner, site.scope, site.order
 
-    def _uses(self) -> dict:  # type: ignore[type-arg]
+    def _uses(self) -> dict:
         return self.facts.cached("name_use_by_node", lambda: {id(u.node): u for u in self.facts.name_uses})
 
     def _same_probabilities(self, other: cst.BaseExpression, prob: cst.BaseExpression, info: OutputInfo,

@@ -77,7 +77,7 @@ class TrainableVariablesBeforeBuild(Rule):
     def check(self) -> None:
         for found in weights_read_before_build(self.facts):
             read = found.binding.value
-            text = dotted(read) or "the weight list"  # type: ignore[arg-type]
+            text = dotted(read) or "the weight list"
             model = text.rsplit(".", 1)[0]
             used = found.used_at
             use = f"`{used.func}`" if used.func else "the update"

@@ -291,13 +291,13 @@ class RemovedKerasApi(Rule):
         parents: dict[int, cst.Attribute] = {}
         for use in facts.attribute_uses:
             node = use.node
-            if type(node) is cst.Attribute and type(node.value) is cst.Attribute:  # type: ignore[attr-defined]
-                parents[id(node.value)] = node  # type: ignore[attr-defined]
+            if type(node) is cst.Attribute and type(node.value) is cst.Attribute:
+                parents[id(node.value)] = node
         for use in facts.attribute_uses:
             node = use.node
             # A resolved chain ends in the attribute's own name (only its head is an import): only
             # `...experimental` and `...legacy` chains can be one of these namespaces.
-            if type(node) is not cst.Attribute or node.attr.value not in ("experimental", "legacy"):  # type: ignore[attr-defined]
+            if type(node) is not cst.Attribute or node.attr.value not in ("experimental", "legacy"):
                 continue
             qualified = facts.resolve(node)
             if qualified not in _EXPERIMENTAL and qualified != "keras.optimizers.legacy":

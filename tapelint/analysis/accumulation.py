@@ -68,7 +68,7 @@ class Accumulator:
 
 def accumulators(facts: Facts) -> list[Accumulator]:
     """Every accumulator of gradients in the module, with where it is applied and reset."""
-    return facts.cached("accumulators", lambda: _Finder(facts).run())  # type: ignore[no-any-return]
+    return facts.cached("accumulators", lambda: _Finder(facts).run())
 
 
 def grows_between_applies(facts: Facts, acc: Accumulator) -> ApplySite | None:
@@ -346,9 +346,9 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
 def _adds_in(facts: Facts, expr: cst.BaseExpression) -> bool:
     """Does `expr` add something (`a + g`, `tf.add(a, g)`, `tf.add_n([...])`), lambdas included?"""
     for node in iter_nodes(expr):
-        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:  # type: ignore[attr-defined]
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
             return True
-        if type(node) is cst.Call and facts.resolve(node.func) in _ADDING:  # type: ignore[attr-defined]
+        if type(node) is cst.Call and facts.resolve(node.func) in _ADDING:
             return True
     return False
 

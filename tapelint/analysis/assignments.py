@@ -171,7 +171,7 @@ def forward_path_assigns(facts: Facts) -> list[ForwardAssign]:
                 continue
             variables, owners = roots
             for site in mine:
-                receiver = site.node.func.value  # type: ignore[union-attr]
+                receiver = site.node.func.value
                 variable = site.receiver or ""
                 value = arg_value(site.node, 0, "value")
                 kind = _variable_kind(facts, receiver, site) if value is not None else None
@@ -188,4 +188,4 @@ def forward_path_assigns(facts: Facts) -> list[ForwardAssign]:
                 found.append(ForwardAssign(grad, site, variable, source, source not in variables, read))
         return found
 
-    return facts.cached("forward_path_assigns", compute)  # type: ignore[no-any-return]
+    return facts.cached("forward_path_assigns", compute)

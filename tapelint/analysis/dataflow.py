@@ -269,11 +269,11 @@ class _Flow:
         if expr is None:
             return NONE
         if type(expr) is cst.Name:
-            if expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
+            if expr.value in ("True", "False", "None"):
                 return NONE
-            return self.name(expr.value, frame, order)  # type: ignore[attr-defined]
+            return self.name(expr.value, frame, order)
         if type(expr) is cst.Attribute:
-            return self._attribute(expr, frame, order)  # type: ignore[arg-type]
+            return self._attribute(expr, frame, order)
         if type(expr) in _LITERAL_TYPES:  # (exact types: a failed isinstance costs an ABC check)
             return NONE
         if isinstance(expr, cst.BinaryOperation):
@@ -308,7 +308,7 @@ class _Flow:
         if type(expr) is cst.List or type(expr) is cst.Tuple or type(expr) is cst.Set:
             return combine([self.expr(e.value, frame, order) for e in expr.elements])
         if type(expr) is cst.Dict:
-            return combine([self.expr(e.value, frame, order) for e in expr.elements])  # type: ignore[attr-defined]
+            return combine([self.expr(e.value, frame, order) for e in expr.elements])
         if type(expr) is cst.ListComp or type(expr) is cst.GeneratorExp or type(expr) is cst.SetComp:
             return self._comprehension(expr.for_in, [expr.elt], frame, order)
         if isinstance(expr, cst.DictComp):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Hashable, Iterator, TypeVar, cast
 
 import libcst as cst
 
@@ -19,6 +19,8 @@ from tapelint.analysis.walk import reversed_field_names, walk_tables, wanted
 
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+T = TypeVar("T")
+
 SPAN_NODES = (cst.For, cst.While, cst.If, cst.IndentedBlock, cst.Else, cst.SimpleStatementSuite, cst.Return,
               cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Try)
 
@@ -653,7 +655,7 @@ class _Collector(cst.CSTVisitor):
         )
         if type(callee) is cst.Attribute:
             self.chains[id(callee)] = func
-            site.method = callee.attr.value  # type: ignore[attr-defined]
+            site.method = callee.attr.value
             # `a.b.m`: the receiver is the chain before the method; `f().m`: no chain, no receiver.
             site.receiver = func.rpartition(".")[0] if func is not None else None
         self.f.calls.append(site)
@@ -707,7 +709,7 @@ class Facts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if type(small) is cst.Import:
-                        self.imports.add_import(small)  # type: ignore[arg-type]
+                        self.imports.add_import(small)
                     elif type(small) is cst.ImportFrom:
                         self.imports.add_import_from(small)
         _Collector(self).run(module)
@@ -718,7 +720,7 @@ class Facts:
         for call in self.calls:
             if call.func is not None:
                 self._calls_by_func.setdefault(call.func, []).append(call)
-        self._cache: dict[object, object] = {}
+        self._cache: dict[Hashable, object] = {}
         # What other modules of the project import from this one, asked lazily (tapelint.project.imported_names,
         # handed in by the engine); unset for code that no module can import.
         self.importers: Callable[[], frozenset[str] | None] | None = None
@@ -732,7 +734,7 @@ class Facts:
         of them); empty when none does; None when that cannot be known (the project is too large to read)."""
         if self.importers is None:
             return frozenset()
-        return self.cached("imported_elsewhere", self.importers)  # type: ignore[no-any-return]
+        return self.cached("imported_elsewhere", self.importers)
 
     @property
     def code(self) -> str:
@@ -760,11 +762,12 @@ class Facts:
     def bindings_of(self, target: str) -> list[Binding]:
         return self._bindings_by_target.get(target, [])
 
-    def _index(self, key: str, build):  # type: ignore[no-untyped-def]
+    def _index(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`cached`, for an answer that is never None (an index): one look-up when it is there."""
         found = self._cache.get(key)
         if found is None:
             found = self._cache[key] = build()
-        return found
+        return cast(T, found)
 
     def method_calls(self, receiver: str | None, method: str) -> list[CallSite]:
         """Calls `receiver.method(...)` in document order (`receiver` as `CallSite.receiver` spells it)."""
@@ -824,14 +827,14 @@ class Facts:
 
     def bindings_of_value(self, node: cst.CSTNode) -> list[Binding]:
         """The bindings whose right-hand side is exactly `node` (`x = node`, `a, b = node`)."""
-        index = self._cache.get("bindings_by_value")
-        if index is None:
-            index = {}
-            for binding in self.bindings:
-                if binding.value is not None:
-                    index.setdefault(id(binding.value), []).append(binding)
-            self._cache["bindings_by_value"] = index
-        return index.get(id(node), [])  # type: ignore[union-attr]
+        return self._index("bindings_by_value", self._bindings_by_value).get(id(node), [])
+
+    def _bindings_by_value(self) -> dict[int, list[Binding]]:
+        index: dict[int, list[Binding]] = {}
+        for binding in self.bindings:
+            if binding.value is not None:
+                index.setdefault(id(binding.value), []).append(binding)
+        return index
 
     def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
         """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it.
@@ -894,10 +897,9 @@ class Facts:
     def runs_at(self, inner: Scope, outer: Scope) -> list[int]:
         """The orders in `outer` at which `inner` (a function nested in it) runs, when known: its
         call sites in `outer`, or those of the functions that call it. Empty when none is seen."""
-        key = ("runs_at", id(inner), id(outer))
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached  # type: ignore[return-value]
+        return self._index(("runs_at", id(inner), id(outer)), lambda: self._runs_at(inner, outer))
+
+    def _runs_at(self, inner: Scope, outer: Scope) -> list[int]:
         function = inner
         while function.parent is not None and function.parent is not outer:
             function = function.parent
@@ -913,9 +915,7 @@ class Facts:
                     orders.add(site.order)
                 elif not site.scope.is_module and site.scope.parent is outer:
                     pending.append(site.scope)
-        result = sorted(orders)
-        self._cache[key] = result
-        return result
+        return sorted(orders)
 
     def is_param(self, name: str, scope: Scope) -> bool:
         for current in scope.chain():
@@ -966,25 +966,7 @@ class Facts:
 
     def uses_after(self, name: str, scope: Scope, order: int) -> list[NameUse]:
         """Uses of `name` or of an attribute of it (`name.x`) after `order`, in `scope` or nested in it."""
-        index = self._cache.get("uses_by_prefix")
-        if index is None:
-            # Each use under its name and every dotted prefix of it (`a.b.c` under `a`, `a.b`, `a.b.c`), in
-            # document order with the orders alongside for bisecting.
-            built: dict[str, tuple[list[int], list[NameUse]]] = {}
-            for use in self.name_uses:
-                prefix = use.name
-                while True:
-                    entry = built.get(prefix)
-                    if entry is None:
-                        entry = built[prefix] = ([], [])
-                    entry[0].append(use.order)
-                    entry[1].append(use)
-                    cut = prefix.rfind(".")
-                    if cut < 0:
-                        break
-                    prefix = prefix[:cut]
-            index = self._cache["uses_by_prefix"] = built
-        entry = index.get(name)  # type: ignore[union-attr]
+        entry = self._index("uses_by_prefix", self._uses_by_prefix).get(name)
         if entry is None:
             return []
         orders, candidates = entry
@@ -993,6 +975,24 @@ class Facts:
         end = bisect_right(orders, scope.end_order)
         return [use for use in candidates[bisect_right(orders, order):end]
                 if use.scope is scope or scope.contains(use.scope)]
+
+    def _uses_by_prefix(self) -> dict[str, tuple[list[int], list[NameUse]]]:
+        """Each use under its name and every dotted prefix of it (`a.b.c` under `a`, `a.b`, `a.b.c`), in
+        document order with the orders alongside for bisecting."""
+        built: dict[str, tuple[list[int], list[NameUse]]] = {}
+        for use in self.name_uses:
+            prefix = use.name
+            while True:
+                entry = built.get(prefix)
+                if entry is None:
+                    entry = built[prefix] = ([], [])
+                entry[0].append(use.order)
+                entry[1].append(use)
+                cut = prefix.rfind(".")
+                if cut < 0:
+                    break
+                prefix = prefix[:cut]
+        return built
 
     def uses_in_scope(self, scope: Scope) -> list[NameUse]:
         """The uses recorded in `scope` itself (not in functions nested in it), in document order."""
@@ -1011,33 +1011,31 @@ class Facts:
         return [use for use in self.name_uses if type(use.node) is cst.Attribute]
 
     def returns_of(self, scope: Scope) -> list[ReturnSite]:
-        index = self._cache.get("returns_by_scope")
-        if index is None:
-            index = {}
+        def build() -> dict[int, list[ReturnSite]]:
+            index: dict[int, list[ReturnSite]] = {}
             for site in self.returns:
                 index.setdefault(id(site.scope), []).append(site)
-            self._cache["returns_by_scope"] = index
-        return list(index.get(id(scope), ()))  # type: ignore[union-attr]
+            return index
+
+        return list(self._index("returns_by_scope", build).get(id(scope), ()))
 
     def gradient_calls(self) -> list[CallSite]:
         """`tape.gradient(...)`-style calls whose receiver is a GradientTape bound by a `with`."""
-        key = "gradient_calls"
-        if key not in self._cache:
+        def compute() -> list[CallSite]:
             tape_names = {t.name for t in self.tapes if t.name}
-            self._cache[key] = [
-                c for c in self.calls if c.method in GRADIENT_METHODS and c.receiver in tape_names
-            ]
-        return self._cache[key]  # type: ignore[return-value]
+            return [c for c in self.calls if c.method in GRADIENT_METHODS and c.receiver in tape_names]
+
+        return self.cached("gradient_calls", compute)
 
     def tape_for_call(self, call: CallSite) -> TapeBlock | None:
         """The tape block a `tape.gradient` call refers to: the last one of that name before it."""
-        index = self._cache.get("tapes_by_name")
-        if index is None:
-            index = {}
+        def build() -> dict[str | None, list[TapeBlock]]:
+            index: dict[str | None, list[TapeBlock]] = {}
             for tape in self.tapes:
                 index.setdefault(tape.name, []).append(tape)
-            self._cache["tapes_by_name"] = index
-        candidates = [t for t in index.get(call.receiver, ()) if t.order < call.order]  # type: ignore[union-attr]
+            return index
+
+        candidates = [t for t in self._index("tapes_by_name", build).get(call.receiver, ()) if t.order < call.order]
         same_scope = [t for t in candidates if t.scope is call.scope or t.scope.contains(call.scope)]
         pool = same_scope or candidates
         return pool[-1] if pool else None
@@ -1050,7 +1048,10 @@ class Facts:
         """Forget the cached analyses (they refer back to these facts), once nothing will ask again."""
         self._cache.clear()
 
-    def cached(self, key: object, compute):  # type: ignore[no-untyped-def]
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, computed once for these facts: later askers with the same key get the same answer.
+        A key names one question, so one type of answer (the cache itself holds answers of every type)."""
+        cache = self._cache
+        if key not in cache:
+            cache[key] = compute()
+        return cast(T, cache[key])

@@ -213,7 +213,7 @@ def metric_calls(facts: Facts) -> list[LossCall]:
                                   arg_value(site.node, 0, "y_true")))
         return found
 
-    return facts.cached("metric_calls", compute)  # type: ignore[return-value]
+    return facts.cached("metric_calls", compute)
 
 
 def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> LossSpec | None:
@@ -257,7 +257,7 @@ def loss_calls(facts: Facts) -> list[LossCall]:
                 found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
         return found
 
-    return facts.cached("loss_calls", compute)  # type: ignore[return-value]
+    return facts.cached("loss_calls", compute)
 
 
 # ----------------------------------------------------------------------------- layers and models
@@ -578,7 +578,7 @@ class ModelReader:
             finally:
                 self._subclasses_in_progress.discard(class_name)
 
-        return self.f.cached(("subclass", class_name), guarded)  # type: ignore[return-value]
+        return self.f.cached(("subclass", class_name), guarded)
 
     # --- values
     def value_kind(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> OutputInfo:
@@ -742,7 +742,7 @@ def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
 
 
 def model_reader(facts: Facts) -> ModelReader:
-    return facts.cached("model_reader", lambda: ModelReader(facts))  # type: ignore[return-value]
+    return facts.cached("model_reader", lambda: ModelReader(facts))
 
 
 def trains_a_model(facts: Facts) -> bool:
@@ -765,7 +765,7 @@ def trains_a_model(facts: Facts) -> bool:
             for cls in facts.classes.values() for base in cls.bases
         )
 
-    return facts.cached("trains_a_model", compute)  # type: ignore[return-value]
+    return facts.cached("trains_a_model", compute)
 
 
 # Layers that compute an affine map of their input when built without an activation.

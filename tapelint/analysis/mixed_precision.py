@@ -70,7 +70,7 @@ def float16_policy(facts: Facts) -> CallSite | None:
                 return site
         return None
 
-    return facts.cached("float16_policy", compute)  # type: ignore[return-value]
+    return facts.cached("float16_policy", compute)
 
 
 def _setting(facts: Facts, site: CallSite) -> bool | None:

@@ -58,13 +58,13 @@ def dotted(node: cst.BaseExpression | cst.BaseAssignTargetExpression | None) -> 
     # Exact type tests: libcst's node classes are ABCs, and a failed `isinstance` against one goes through
     # ABCMeta (this runs for every attribute and call of a file, many times over).
     if type(node) is cst.Name:
-        return node.value  # type: ignore[union-attr]
+        return node.value
     parts: list[str] = []
     while type(node) is cst.Attribute:
-        parts.append(node.attr.value)  # type: ignore[union-attr]
-        node = node.value  # type: ignore[union-attr]
+        parts.append(node.attr.value)
+        node = node.value
     if type(node) is cst.Name:
-        parts.append(node.value)  # type: ignore[union-attr]
+        parts.append(node.value)
         return ".".join(reversed(parts))
     return None
 

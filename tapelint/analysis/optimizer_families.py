@@ -119,7 +119,7 @@ def wrappers_of(facts: Facts, creation: OptimizerCreation) -> list[OptimizerCrea
 def _creation_of(facts: Facts, node: cst.Call) -> OptimizerCreation | None:
     by_node = facts.cached("optimizer_families.by_node",
                            lambda: {id(c.node): c for c in optimizer_creations(facts)})
-    return by_node.get(id(node))  # type: ignore[no-any-return]
+    return by_node.get(id(node))
 
 
 def first_step(facts: Facts, creation: OptimizerCreation, rate: float) -> float | None:

@@ -44,7 +44,7 @@ def optimizer_creations(facts: Facts) -> list[OptimizerCreation]:
             found.append(OptimizerCreation(site, cls, site.qualified or cls, by_value.get(id(site.node))))
         return found
 
-    return facts.cached("optimizer_creations", compute)  # type: ignore[return-value]
+    return facts.cached("optimizer_creations", compute)
 
 
 @dataclass(eq=False)
@@ -78,7 +78,7 @@ def apply_sites(facts: Facts) -> list[ApplySite]:
             found.append(ApplySite(site, receiver, _stepped(facts, site), _applied(facts, site)))
         return found
 
-    return facts.cached("apply_sites", compute)  # type: ignore[return-value]
+    return facts.cached("apply_sites", compute)
 
 
 def _library_optimizer(value: Value) -> bool:
@@ -151,12 +151,12 @@ class _AppliesByOptimizer:
 
 
 def _applies_by_optimizer(facts: Facts) -> _AppliesByOptimizer:
-    return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))  # type: ignore[no-any-return]
+    return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))
 
 
 def _compile_calls(facts: Facts) -> list[CallSite]:
     """`x.compile(...)` calls, in document order."""
-    return facts.cached("compile_calls", lambda: [  # type: ignore[no-any-return]
+    return facts.cached("compile_calls", lambda: [
         site for site in facts.calls if site.method == "compile" and isinstance(site.node.func, cst.Attribute)])
 
 

@@ -151,7 +151,7 @@ def _stand_in(cls: type, bodies: dict[int, types.CodeType]) -> types.FunctionTyp
         if not field.init or getattr(field, "kw_only", False) or type(slot) is not types.MemberDescriptorType:
             return None
         setter, maker = _NAMES[number] if number < len(_NAMES) else (f"_set{number}", f"_make{number}")
-        scope[setter] = slot.__set__  # type: ignore[union-attr]
+        scope[setter] = slot.__set__
         scope[maker] = None
         if field.default is not dataclasses.MISSING:
             defaults.append(field.default)
@@ -179,4 +179,4 @@ def _body(count: int) -> types.CodeType:
     text = f"def __init__(self{''.join(f', a{i}' for i in range(count))}):\n" + ("\n".join(lines) or "    pass")
     scope: dict[str, object] = {}
     exec(text, scope)  # noqa: S102 - our own generated code
-    return scope["__init__"].__code__  # type: ignore[no-any-return]
+    return scope["__init__"].__code__

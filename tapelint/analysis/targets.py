@@ -63,7 +63,7 @@ class BootstrappedTarget:
 
 def bootstrapped_targets(facts: Facts) -> list[BootstrappedTarget]:
     """Regression targets computed, inside the tape, from the model whose weights the gradient is for."""
-    return facts.cached("bootstrapped_targets", lambda: _Finder(facts).run())  # type: ignore[no-any-return]
+    return facts.cached("bootstrapped_targets", lambda: _Finder(facts).run())
 
 
 def regressions(facts: Facts) -> list[Regression]:
@@ -112,7 +112,7 @@ def regressions(facts: Facts) -> list[Regression]:
                         pending.append((child, around))
         return found
 
-    return facts.cached("regressions", compute)  # type: ignore[no-any-return]
+    return facts.cached("regressions", compute)
 
 
 class _Finder:
