@@ -336,7 +336,8 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
                 return _iterated(positional[path[0]].value, path[1:])
             return None
         if iterable.func.value == "enumerate" and path[0] == 1:
-            return _iterated(arg_value(iterable, 0), path[1:]) if arg_value(iterable, 0) is not None else None
+            first = arg_value(iterable, 0)
+            return _iterated(first, path[1:]) if first is not None else None
         return None
     if path:
         return None

@@ -520,7 +520,7 @@ class _Flow:
                     flows.append(self.expr(value.elements[index].value, frame, ret.order))
                     continue
             flows.append(self.expr(value, frame, ret.order))
-        if any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
+        if scope.node is not None and any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
             return UNKNOWN
         return combine(flows)
 
@@ -586,13 +586,13 @@ def names_in_order(expr: cst.CSTNode | None) -> list[str]:
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind is cst.Attribute:
+        if type(node) is cst.Attribute:
             name = dotted(node)
             if name is not None:
                 found[name] = None
                 found[name.split(".")[0]] = None
             else:
-                pending.append(node.value)  # type: ignore[attr-defined]
+                pending.append(node.value)
         elif kind is cst.Name:
             found[node.value] = None  # type: ignore[attr-defined]
         elif kind is cst.Arg:

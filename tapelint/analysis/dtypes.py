@@ -92,7 +92,7 @@ class _Reader:
         return None
 
     def values(self, found: frozenset[Value]) -> str | None:
-        dtypes = []
+        dtypes: list[str | None] = []
         for value in found:
             if value.kind is Kind.CONSTANT:
                 const = value.const
@@ -245,7 +245,7 @@ def integer_variables(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
             for container in current:
                 pending.extend(container.items)
             continue
-        creations = []
+        creations: list[tuple[cst.Call, VariableDtype]] = []
         for value in current:
             if value.kind is not Kind.VARIABLE or not isinstance(value.node, cst.Call):
                 creations = []

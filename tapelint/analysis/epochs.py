@@ -83,14 +83,17 @@ class Loops:
         # `trainer.fit_epoch()` from outside the class.
         methods: dict[str, list[Scope]] = {}
         for info in facts.classes.values():
-            for name, method in info.methods.items():
-                methods.setdefault(name, []).append(method)
+            for name, defined in info.methods.items():
+                methods.setdefault(name, []).append(defined)
         resolver = values(facts)
         for site in facts.calls:
             method = site.method
             if method is None or method not in methods or (site.receiver or "").startswith("self"):
                 continue
-            receiver = resolver.of(site.node.func.value, site.scope, site.order)
+            func = site.node.func
+            if not isinstance(func, cst.Attribute):
+                continue  # (a call with a method is one of an attribute: `trainer.fit_epoch()`)
+            receiver = resolver.of(func.value, site.scope, site.order)
             classes = {v.cls for v in receiver if v.kind in (Kind.INSTANCE, Kind.MODEL, Kind.LAYER)}
             for scope in methods[method]:
                 if scope.class_name in classes:
@@ -237,7 +240,7 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
             if method in MODEL_RESETS:
                 found.append(MetricUse(site, "reset", frozenset(), True))
                 continue
-            if method in _METRIC_METHODS:
+            if method in _METRIC_METHODS and isinstance(func, cst.Attribute):
                 what = "update" if method in UPDATE_METHODS else "read" if method in READ_METHODS else "reset"
                 receiver = resolver.of(func.value, site.scope, site.order)
             elif site.qualified is None and site.func in metric_names:
@@ -288,9 +291,12 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         position = {id(u): i for i, u in enumerate(uses)}
         found: list[NeverReset] = []
         for metric in keyed.values():
-            if any(reachable_from_other_modules(facts, b) for b in facts.bindings_of_value(metric.node)):
+            created = metric.node
+            if not isinstance(created, cst.Call):
+                continue  # (never: a use's metrics are those created by a call, _created_metric)
+            if any(reachable_from_other_modules(facts, b) for b in facts.bindings_of_value(created)):
                 continue  # another module of the project may reset it (tapelint.analysis.closed_world)
-            creation = facts.call_site(metric.node)  # type: ignore[arg-type]
+            creation = facts.call_site(created)
             mine = by_metric.get(metric, [])
             resets = [u for u in mine if u.what == "reset"]
             if resets_of_unknown:
@@ -355,7 +361,7 @@ def fresh_iterator_reads(facts: Facts) -> list[FreshIterator]:
             call = site.node
             if _builtin(facts, call.func, "next", site.order) and call.args:
                 made = call.args[0].value
-            elif site.method == "get_next" and not call.args:
+            elif site.method == "get_next" and not call.args and isinstance(call.func, cst.Attribute):
                 made = call.func.value
             else:
                 continue

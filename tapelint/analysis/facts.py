@@ -70,7 +70,7 @@ class Scope:
         node = self.node
         if node is None or not isinstance(node.body, cst.IndentedBlock):
             return frozenset()
-        names = set()
+        names: set[str] = set()
         for statement in node.body.body:
             if type(statement) is cst.SimpleStatementLine:
                 for small in statement.body:
@@ -102,7 +102,7 @@ class Binding:
     scope: Scope
     order: int
     node: cst.CSTNode
-    target_node: cst.CSTNode
+    target_node: cst.BaseExpression
     loop_depth: int = 0
     in_tapes: tuple[TapeBlock, ...] = ()
     augmented: bool = False
@@ -174,7 +174,7 @@ class NameUse:
     name: str
     scope: Scope
     order: int
-    node: cst.CSTNode
+    node: cst.BaseExpression  # a Name, an Attribute, or an annotated assignment's target
 
 
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -204,15 +204,20 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 
 # Exact node types (SPAN_NODES are concrete classes), for a set lookup instead of isinstance per node.
 _SPAN_TYPES = frozenset(SPAN_NODES)
-# Tested by exact type in the collector (a failed isinstance against a libcst class costs an ABC check).
-_SEQUENCE_TYPES = frozenset({cst.Tuple, cst.List})
 # The nodes that open a scope of their own, for walks that stay in one body (tested by exact type).
 DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _METHODS: dict[tuple[type, type, str], str | None] = {}
 _UNSEEN = object()
+# A visitor's `visit_<Type>` or `leave_<Type>`, bound; None: it has none worth calling.
+_Method = Callable[[cst.CSTNode], object]
 
 
-def _dispatch(visitor: object, cls: type, prefix: str):  # type: ignore[no-untyped-def]
+def _not_looked_up(node: cst.CSTNode) -> object:
+    """Stands in a table of methods for one not looked up yet (a sentinel of the methods' type)."""
+    raise AssertionError("a method that was never looked up")
+
+
+def _dispatch(visitor: object, cls: type, prefix: str) -> _Method | None:
     """The visitor's `visit_<Type>`/`leave_<Type>` method, looked up once per node type, not per node."""
     key = (type(visitor), cls, prefix)
     name = _METHODS.get(key, "")
@@ -255,8 +260,8 @@ class _Collector(cst.CSTVisitor):
         the index of the top-level statement that holds it, for positions computed one statement at a time."""
         # Local tables of bound methods: kept on the collector they would make it a reference cycle, which
         # keeps the whole tree alive after the lint until the cyclic collector happens to run.
-        visitors: dict[type, object] = {}
-        leavers: dict[type, object] = {}
+        visitors: dict[type, _Method | None] = {}
+        leavers: dict[type, _Method | None] = {}
         if type(root) is not cst.Module:
             self._run(root, -1, visitors, leavers)
             return
@@ -267,7 +272,8 @@ class _Collector(cst.CSTVisitor):
         for index, statement in enumerate(root.body):
             self._run(statement, index, visitors, leavers)
 
-    def _run(self, root: cst.CSTNode, top: int, visitors: dict[type, object], leavers: dict[type, object]) -> None:
+    def _run(self, root: cst.CSTNode, top: int, visitors: dict[type, _Method | None],
+             leavers: dict[type, _Method | None]) -> None:
         stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         pop, push = stack.pop, stack.append
         top_statement, spans = self.top_statement, self.spans
@@ -290,8 +296,8 @@ class _Collector(cst.CSTVisitor):
                         entry[2] = order - 1
                 if cls in span_types:
                     spans[key] = [node, order, order]
-                visit = visitors.get(cls, _UNSEEN)
-                if visit is _UNSEEN:
+                visit = visitors.get(cls, _not_looked_up)
+                if visit is _not_looked_up:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
                     leavers[cls] = _dispatch(self, cls, "leave_")
                 if visit is not None:
@@ -374,9 +380,9 @@ class _Collector(cst.CSTVisitor):
         for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
             params.append(p.name.value)
             self.skip_names.add(id(p.name))
-        for p in (node.params.star_arg, node.params.star_kwarg):
-            if type(p) is cst.Param:
-                self.skip_names.add(id(p.name))
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if type(star) is cst.Param:
+                self.skip_names.add(id(star.name))
         decorators = []
         for dec in node.decorators:
             expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
@@ -459,7 +465,7 @@ class _Collector(cst.CSTVisitor):
         self._bind_target(node.target, None, node, from_loop=node.iter)
 
     # Comprehension targets live in the comprehension's own scope (Python 3).
-    def _open_comprehension(self, node: cst.CSTNode) -> None:
+    def _open_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
         element = getattr(node, "elt", None)
         if element is not None:
             self.f.comprehension_of_element[id(element)] = node
@@ -468,9 +474,10 @@ class _Collector(cst.CSTVisitor):
         self.f.comprehension_spans[id(node)] = span
         part = [self.order, 1 << 60]
         self.f.comprehension_elements.append(part)
-        self.element_ends[id(node.for_in)] = part  # type: ignore[attr-defined]
+        self.element_ends[id(node.for_in)] = part
 
-    def _close_comprehension(self, node: cst.CSTNode) -> None:
+    def _close_comprehension(
+            self, original_node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
         self.comprehensions.pop()[1] = self.order
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _open_comprehension
@@ -480,14 +487,16 @@ class _Collector(cst.CSTVisitor):
     def visit_With(self, node: cst.With) -> None:
         blocks: list[TapeBlock] = []
         for item in node.items:
-            call = item.item
             entered = None
-            if not isinstance(call, cst.Call):
+            if isinstance(item.item, cst.Call):
+                call = item.item
+            else:
                 # `tape = tf.GradientTape(persistent=True)` ... `with tape:`
-                entered = dotted(call)
-                call = self._tape_bound_to(entered) if entered else None
-                if call is None:
+                entered = dotted(item.item)
+                bound = self._tape_bound_to(entered) if entered else None
+                if bound is None:
                     continue
+                call = bound
             qualified = self.f.imports.resolve(call.func)
             if qualified not in TAPE_CLASSES:
                 continue
@@ -575,8 +584,8 @@ class _Collector(cst.CSTVisitor):
 
     def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
                      stmt: cst.CSTNode, from_loop: cst.BaseExpression | None = None) -> None:
-        if type(target) in _SEQUENCE_TYPES:
-            self._unpack(target, value, (), stmt, from_loop)  # type: ignore[arg-type]
+        if type(target) is cst.Tuple or type(target) is cst.List:
+            self._unpack(target, value, (), stmt, from_loop)
         else:
             self._record(target, value, None, stmt, from_loop, (), value)
 
@@ -587,7 +596,7 @@ class _Collector(cst.CSTVisitor):
             inner = element.value
             if type(element) is cst.StarredElement:
                 starred = True
-            if type(inner) in _SEQUENCE_TYPES:
+            if type(inner) is cst.Tuple or type(inner) is cst.List:
                 self._unpack(inner, value, (*path, index), stmt, from_loop)
                 continue
             # Positions after a starred target are not known from the left.
@@ -624,9 +633,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip_names.add(id(node.attr))
         # The chain's spelling, when the call or the attribute around it has spelled it already.
-        name = self.chains.pop(id(node), _UNSEEN)
-        if name is _UNSEEN:
-            name = dotted(node)
+        spelled = self.chains.pop(id(node), _UNSEEN)
+        name = dotted(node) if spelled is _UNSEEN else cast("str | None", spelled)
         if name is not None:
             self.f.name_uses.append(NameUse(name, self.scopes[-1], self.order, node))
             if type(node.value) is cst.Attribute:
@@ -727,7 +735,7 @@ class Facts:
         self._resolved: dict[int, tuple[object, str | None]] = {}
         # Scopes live as long as these facts, so their ids are stable keys.
         self._visible: dict[tuple[str, int], list[Binding]] = {}
-        self._before: dict[tuple[str, int, int], object] = {}
+        self._before: dict[tuple[str, int, int], Binding | None] = {}
 
     def imported_elsewhere(self) -> frozenset[str] | None:
         """The names of this module that other modules of its project import (`*`: the module itself, so any
@@ -870,7 +878,7 @@ class Facts:
         found = self._before.get(key, _UNSEEN)
         if found is _UNSEEN:
             found = self._before[key] = self._binding_before(target, scope, order)
-        return found  # type: ignore[return-value]
+        return cast("Binding | None", found)
 
     def _binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
         visible = [b for b in self.visible_bindings(target, scope) if b.visible_at(order)]
@@ -904,7 +912,7 @@ class Facts:
         while function.parent is not None and function.parent is not outer:
             function = function.parent
         orders: set[int] = set()
-        pending, seen = [function], set()
+        pending, seen = [function], set[int]()
         while pending and len(seen) < 16:
             current = pending.pop()
             if id(current) in seen:

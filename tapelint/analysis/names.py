@@ -167,4 +167,4 @@ def origin(imports: ImportMap, node: cst.BaseExpression | None) -> str | None:
 
 
 def is_tf_name(qualified: str | None) -> bool:
-    return bool(qualified) and qualified.split(".")[0] in TF_ROOTS
+    return qualified is not None and qualified.split(".")[0] in TF_ROOTS

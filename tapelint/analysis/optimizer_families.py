@@ -104,9 +104,11 @@ def unwrapped(facts: Facts, creation: OptimizerCreation) -> OptimizerCreation | 
         made = [v for v in found if v.kind is Kind.OPTIMIZER and isinstance(v.node, cst.Call)]
         if len(made) != 1 or len(found) != 1:
             return None
-        creation = _creation_of(facts, made[0].node)  # type: ignore[arg-type]
-        if creation is None:
+        node = made[0].node
+        wrapped = _creation_of(facts, node) if isinstance(node, cst.Call) else None
+        if wrapped is None:
             return None
+        creation = wrapped
     return creation
 
 

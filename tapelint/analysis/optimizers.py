@@ -115,7 +115,7 @@ def _pair_side(facts: Facts, site: CallSite, side: int) -> frozenset[Value]:
     return frozenset(out) or UNKNOWN
 
 
-def applies_gradients_of(facts: Facts, call: cst.Call) -> list[ApplySite]:
+def applies_gradients_of(facts: Facts, call: cst.CSTNode) -> list[ApplySite]:
     """The apply calls that apply what the gradient call `call` returned (through names, `zip`,
     clipping, comprehensions and lists)."""
     return [a for a in apply_sites(facts) if any(v.kind is Kind.GRADIENTS and v.node is call

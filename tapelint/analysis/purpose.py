@@ -169,7 +169,7 @@ class _Walk:
             self.end(Purpose.UNKNOWN)
             return
         kind = type(parent)
-        if kind is cst.Arg:
+        if type(parent) is cst.Arg:
             call = parent_of(f, parent)
             if isinstance(call, cst.Call):
                 self._argument(call, parent, node, scope, order, returns, index)
@@ -558,9 +558,9 @@ class _Walk:
             root = receiver
             while isinstance(root, cst.Subscript):
                 root = root.value
-            name = dotted(root)
-            if name is not None and self._holders(name, site.scope, site.order):
-                self._container_reads(name, site.scope, site.order, returns, skip=root)
+            held = dotted(root)
+            if held is not None and self._holders(held, site.scope, site.order):
+                self._container_reads(held, site.scope, site.order, returns, skip=root)
                 return
         # --- a function or class of an imported library (none of the sinks above), a method of a model, of an
         # object a library made or of a string: its result is made from the value (`tf.reduce_mean`,

@@ -462,7 +462,7 @@ class _NumberReader:
                     return bool(expr.args) and all(not a.star and self.number(a.value, scope, order)
                                                    for a in expr.args)
             qualified = self.f.resolve(func)
-            return bool(qualified) and qualified.startswith("math.") and qualified.count(".") == 1
+            return qualified is not None and qualified.startswith("math.") and qualified.count(".") == 1
         if isinstance(expr, (cst.Name, cst.Attribute)):
             bindings = self._bindings(expr, scope, order)
             if not bindings:
