@@ -93,8 +93,8 @@ class IntegerVariableGradient(Rule):
                 continue
             call = f"{grad.tape.name or 'tape'}.{grad.method}"
             if len(found) == 1:
-                holder, dtype, why = found[0]
-                self.report(site.node, variable=holder, article=_article(dtype), dtype=dtype, why=why, tape=call)
+                holder, name, why = found[0]
+                self.report(site.node, variable=holder, article=_article(name), dtype=name, why=why, tape=call)
                 continue
             names = ", ".join(f"`{holder}`" for holder, _, _ in found[:-1]) + f" and `{found[-1][0]}`"
             whys = "; ".join(f"`{holder}`: `{dtype}`, {why}" for holder, dtype, why in found)

@@ -90,7 +90,7 @@ class HandwrittenCrossEntropy(Rule):
                 if x is not None and y is not None:
                     self.products.append((site.node, site.order, [x, y]))
         seen: set[int] = set()
-        for node, order, factors in self.products:
+        for product, order, factors in self.products:
             for index, factor in enumerate(factors):
                 found = self._log_of_probabilities(factor)
                 if found is None:
@@ -99,10 +99,10 @@ class HandwrittenCrossEntropy(Rule):
                 other = factors[1 - index]
                 if self._same_probabilities(other, prob_expr, info, log_scope, log_order):
                     continue  # entropy, not a cross-entropy
-                key = id(info.node) if info.node is not None else id(node)
+                key = id(info.node) if info.node is not None else id(product)
                 if key in seen:
                     break
-                if not reach(facts, node, None, order).judged_as_training:
+                if not reach(facts, product, None, order).judged_as_training:
                     break  # computed for a metric, a log or a plot (or where it goes cannot be told)
                 if only_in_unit_tests(facts, scope_at(facts, order)):
                     break  # a unit test: NaN or a stalled gradient is a matter of long training
@@ -110,7 +110,7 @@ class HandwrittenCrossEntropy(Rule):
                 activation = info.activation or "softmax"
                 use = ("tf.nn.sigmoid_cross_entropy_with_logits" if activation == "sigmoid"
                        else "tf.nn.softmax_cross_entropy_with_logits")
-                self.report(node, what=f"{activation} probabilities", source=info.description or "the model", use=use)
+                self.report(product, what=f"{activation} probabilities", source=info.description or "the model", use=use)
                 break
 
     def _log_of_probabilities(self, expr: cst.BaseExpression) -> tuple[OutputInfo, cst.BaseExpression, Scope, int] | None:
@@ -146,7 +146,7 @@ class HandwrittenCrossEntropy(Rule):
             return None
         return info, inner, site.scope, site.order
 
-    def _uses(self) -> dict:  # type: ignore[type-arg]
+    def _uses(self) -> dict:
         return self.facts.cached("name_use_by_node", lambda: {id(u.node): u for u in self.facts.name_uses})
 
     def _same_probabilities(self, other: cst.BaseExpression, prob: cst.BaseExpression, info: OutputInfo,

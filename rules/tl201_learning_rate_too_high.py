@@ -530,9 +530,9 @@ def _rate_set_while_training(facts: Facts, creation: OptimizerCreation) -> bool:
                 if may_be_mine(rate.value, site.scope, site.order):
                     return True
         if site.qualified in _SET_VALUE:  # `K.set_value(optimizer.lr, ...)`
-            rate = arg_value(site.node, 0, "x")
-            if isinstance(rate, cst.Attribute) and rate.attr.value in _RATE_ATTRIBUTES:
-                if may_be_mine(rate.value, site.scope, site.order):
+            set_rate = arg_value(site.node, 0, "x")
+            if isinstance(set_rate, cst.Attribute) and set_rate.attr.value in _RATE_ATTRIBUTES:
+                if may_be_mine(set_rate.value, site.scope, site.order):
                     return True
     return False
 

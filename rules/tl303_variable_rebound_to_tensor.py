@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from tapelint.analysis.walk import child_nodes
@@ -130,7 +132,7 @@ class VariableReboundToTensor(Rule):
             ):
                 found.append(other)
             elif binding.scope.is_module and target in facts.cached(("globals", id(other.scope)),
-                                                                     lambda scope=other.scope: _globals(scope)):
+                                                                     functools.partial(_globals, other.scope)):
                 found.append(other)
         if target.startswith("self."):
             # A method other than the one that created it may run in any order: keep document order.

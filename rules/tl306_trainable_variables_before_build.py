@@ -77,11 +77,13 @@ class TrainableVariablesBeforeBuild(Rule):
     def check(self) -> None:
         for found in weights_read_before_build(self.facts):
             read = found.binding.value
-            text = dotted(read) or "the weight list"  # type: ignore[arg-type]
+            if read is None:
+                continue  # (never: the binding is `x = model.trainable_variables`)
+            text = dotted(read) or "the weight list"
             model = text.rsplit(".", 1)[0]
             used = found.used_at
             use = f"`{used.func}`" if used.func else "the update"
-            self.report(found.binding.value, target=found.binding.target, read=text, model=model, use=use,
+            self.report(read, target=found.binding.target, read=text, model=model, use=use,
                         where=self.location(used.node) or "its use")
 
     VALID = [

@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis.constants import number
 from tapelint.analysis.vocabulary import is_legacy_optimizer
 from tapelint.analysis.names import dotted
-from tapelint.analysis.optimizers import optimizer_creations
+from tapelint.analysis.optimizers import OptimizerCreation, optimizer_creations
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -116,8 +116,10 @@ class RemovedOptimizerArgument(Rule):
                     effect=effect,
                 )
 
-    def _fix(self, call: cst.Call, arg: cst.Arg, creation) -> PendingFix | None:  # type: ignore[no-untyped-def]
-        keyword = arg.keyword.value if arg.keyword else ""
+    def _fix(self, call: cst.Call, arg: cst.Arg, creation: OptimizerCreation) -> PendingFix | None:
+        if arg.keyword is None:
+            return None
+        keyword = arg.keyword.value
         if keyword == "lr":
             if any(a.keyword is not None and a.keyword.value == "learning_rate" for a in call.args):
                 return None
@@ -166,7 +168,7 @@ class RemovedOptimizerArgument(Rule):
         return PendingFix("Replace `decay=` by an `InverseTimeDecay` learning-rate schedule", False,
                           [(call, call.with_changes(args=_fix_commas(new_args)))])
 
-    def _decay_is_rho(self, arg: cst.Arg, creation) -> bool:  # type: ignore[no-untyped-def]
+    def _decay_is_rho(self, arg: cst.Arg, creation: OptimizerCreation) -> bool:
         if creation.cls != "RMSprop":
             return False
         value = number(self.facts, arg.value, creation.site.scope, creation.site.order)

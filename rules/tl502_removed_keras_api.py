@@ -271,8 +271,8 @@ class RemovedKerasApi(Rule):
                 inner.add(id(use.node.value))
         for use in facts.attribute_uses:
             node = use.node
-            if id(node) in inner:
-                continue  # report the whole chain once, at its outermost attribute
+            if id(node) in inner or not isinstance(node, cst.Attribute):
+                continue  # report the whole chain once, at its outermost attribute (they all are attributes)
             # The canonical spelling never brings in a word the expanded chain lacks: only chains naming one
             # of these words are spelled out.
             expanded = facts.imports.expand_dotted(use.name)
@@ -291,13 +291,13 @@ class RemovedKerasApi(Rule):
         parents: dict[int, cst.Attribute] = {}
         for use in facts.attribute_uses:
             node = use.node
-            if type(node) is cst.Attribute and type(node.value) is cst.Attribute:  # type: ignore[attr-defined]
-                parents[id(node.value)] = node  # type: ignore[attr-defined]
+            if type(node) is cst.Attribute and type(node.value) is cst.Attribute:
+                parents[id(node.value)] = node
         for use in facts.attribute_uses:
             node = use.node
             # A resolved chain ends in the attribute's own name (only its head is an import): only
             # `...experimental` and `...legacy` chains can be one of these namespaces.
-            if type(node) is not cst.Attribute or node.attr.value not in ("experimental", "legacy"):  # type: ignore[attr-defined]
+            if type(node) is not cst.Attribute or node.attr.value not in ("experimental", "legacy"):
                 continue
             qualified = facts.resolve(node)
             if qualified not in _EXPERIMENTAL and qualified != "keras.optimizers.legacy":
@@ -312,7 +312,7 @@ class RemovedKerasApi(Rule):
             if qualified == "keras.optimizers.legacy":
                 if not _is_call_func(facts, outer):
                     continue
-                new = cst.Attribute(value=base, attr=outer.attr)
+                new: cst.BaseExpression = cst.Attribute(value=base, attr=outer.attr)
                 self.report(node, old=text, instead=f"use `{dotted(new)}` (the legacy optimizers raise ImportError "
                             "on Keras 3 unless tf_keras is installed and `TF_USE_LEGACY_KERAS=1`)",
                             fix=PendingFix(f"Use `{dotted(new)}`", False, [(outer, new)]))
@@ -332,7 +332,7 @@ class RemovedKerasApi(Rule):
                 instead = GONE.get(f"{namespace}.{name}", _NO_REPLACEMENT).format(keras=keras_text)
                 self.report(node, old=dotted(member) or text, instead=instead)
                 continue
-            new: cst.BaseExpression = base
+            new = base
             for part in filter(None, moved[0].split(".")):
                 new = cst.Attribute(value=new, attr=cst.Name(part))
             new = cst.Attribute(value=new, attr=member.attr)
@@ -727,7 +727,7 @@ def _guarded_by_hasattr(facts: Facts, node: cst.Attribute, scope: Scope, order: 
             continue
         owner, name = site.node.args[0].value, site.node.args[1].value
         text = dotted(owner)
-        if text is None or not isinstance(name, cst.SimpleString):
+        if text is None or not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
             continue
         if (dotted(node) or "").startswith(f"{text}.{name.evaluated_value}") and _same_condition(facts, site, order):
             return True

@@ -233,7 +233,7 @@ def _reopen_streams(streams: list[str | None]) -> None:
             errors = streams[2 * fd + 1] or errors
         raw = open(fd, mode, buffering=0 if fd == 2 else -1, closefd=False)  # noqa: SIM115
         interactive = os.isatty(fd)
-        made.append(io.TextIOWrapper(raw, encoding=encoding, errors=errors,  # type: ignore[arg-type]
+        made.append(io.TextIOWrapper(raw, encoding=encoding, errors=errors,
                                      line_buffering=interactive or fd == 2, write_through=fd == 2))
     sys.stdin, sys.stdout, sys.stderr = made
 

@@ -222,7 +222,10 @@ def splice(old: Parsed, text: str, parse: Parse, to_end: bool = False) -> Parsed
     # Carry the measured lengths over: unchanged statements keep theirs, the new ones are measured now.
     new_lengths: list[tuple[int, int] | None] = list(old.lengths[:first])
     for index, statement in enumerate(small.body):
-        lead = old.lengths[first][0] if index == 0 and start > 0 and old.lengths[first] is not None else None
+        lead = None
+        if index == 0 and start > 0:
+            measured = old.lengths[first]
+            lead = measured[0] if measured is not None else None
         code = len(small.code_for_node(statement))
         if index == 0 and start > 0:
             new_lengths.append((lead, code) if lead is not None else None)
@@ -297,7 +300,10 @@ class IncrementalParser:
             try:
                 result = splice(best, text, self._parse)
             except Unparsed as unparsed:
-                result = self._rest(best, text) if not unparsed.to_end else self._unparsable(text, unparsed)
+                if unparsed.to_end:
+                    self._unparsable(text, unparsed)  # raises, or a full parse follows
+                else:
+                    result = self._rest(best, text)
             except (RecursionError, MemoryError):
                 result = None
         if result is None:
@@ -314,7 +320,8 @@ class IncrementalParser:
         try:
             return splice(best, text, self._parse, to_end=True)
         except Unparsed as unparsed:
-            return self._unparsable(text, unparsed)
+            self._unparsable(text, unparsed)
+            return None
         except (RecursionError, MemoryError):
             return None
 

@@ -132,8 +132,10 @@ def is_preview(code: str, claims_absence: bool, figures: Figures | None) -> bool
 # are measured too and it can leave preview (tests/realworld/maturity.py).
 _measuring = False
 class _Indexed(Protocol):
-    code: str
-    claims_absence: bool
+    @property
+    def code(self) -> str: ...
+    @property
+    def claims_absence(self) -> bool: ...
 
 
 # The last answer, with the figures and the rules it was worked out from (tests replace FIGURES).

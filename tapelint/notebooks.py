@@ -12,7 +12,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, replace
-from json.decoder import scanstring
+from typing import Callable
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Fix, TextEdit
@@ -27,6 +27,9 @@ MAX_PASSES = 10
 _PYTHON_BODY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit"}
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
+# json's own string scanner (the C one when there is one), strict: (text, index after the opening quote) ->
+# (the string, index after the closing quote). The stubs leave it out of json.decoder.
+scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
 
 
 def split_lines(text: str) -> list[str]:
@@ -411,10 +414,10 @@ def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = Fa
             counts[cell.number] = counts.get(cell.number, 0) + 1
         changed = False
         for position, cell in enumerate(cells):
-            edits = per_cell.get(cell.number)
-            if not edits:
+            cell_edits = per_cell.get(cell.number)
+            if not cell_edits:
                 continue
-            updated = cell.with_source(_apply_to_cell(cell, edits))
+            updated = cell.with_source(_apply_to_cell(cell, cell_edits))
             if updated.source == cell.source or (_cell_parses(cell) and not _cell_parses(updated)):
                 continue  # a fix must never leave a cell that no longer parses
             cells[position] = updated

@@ -104,6 +104,8 @@ class Rule(cst.BatchableCSTVisitor):
     """
 
     code: ClassVar[str] = ""
+    # Set on each class by _visitor_names, in its own __dict__ (not inherited).
+    _visitor_names_cache: ClassVar[tuple[str, ...]]
     name: ClassVar[str] = ""
     message: ClassVar[str] = ""
     severity: ClassVar[Severity] = Severity.WARNING

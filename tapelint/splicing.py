@@ -155,7 +155,7 @@ def splice_prelude(prelude: Prelude, source: str, parse: Parse, parse_piece: Par
     indents = {module.default_indent for module, blocks in pieces if blocks}
     if len(indents) > 1:
         return None
-    body: list[cst.BaseStatement] = list(pieces[0][0].body)
+    body: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = list(pieces[0][0].body)
     for (before, _), (module, _) in zip(pieces, pieces[1:]):
         statements = list(module.body)
         lead = (*before.footer, *module.header, *statements[0].leading_lines)

@@ -7,7 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis.dtypes import dtype_name, integer_variables, is_integer, value_dtype, variable_dtype
+from tapelint.analysis.dtype_names import dtype_name, is_integer
+from tapelint.analysis.dtypes import integer_variables, value_dtype, variable_dtype
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.gradients import gradient_calls
 

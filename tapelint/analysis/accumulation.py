@@ -68,7 +68,7 @@ class Accumulator:
 
 def accumulators(facts: Facts) -> list[Accumulator]:
     """Every accumulator of gradients in the module, with where it is applied and reset."""
-    return facts.cached("accumulators", lambda: _Finder(facts).run())  # type: ignore[no-any-return]
+    return facts.cached("accumulators", lambda: _Finder(facts).run())
 
 
 def grows_between_applies(facts: Facts, acc: Accumulator) -> ApplySite | None:
@@ -336,7 +336,8 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
                 return _iterated(positional[path[0]].value, path[1:])
             return None
         if iterable.func.value == "enumerate" and path[0] == 1:
-            return _iterated(arg_value(iterable, 0), path[1:]) if arg_value(iterable, 0) is not None else None
+            first = arg_value(iterable, 0)
+            return _iterated(first, path[1:]) if first is not None else None
         return None
     if path:
         return None
@@ -346,9 +347,9 @@ def _iterated(iterable: cst.BaseExpression, path: tuple[int, ...]) -> str | None
 def _adds_in(facts: Facts, expr: cst.BaseExpression) -> bool:
     """Does `expr` add something (`a + g`, `tf.add(a, g)`, `tf.add_n([...])`), lambdas included?"""
     for node in iter_nodes(expr):
-        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:  # type: ignore[attr-defined]
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
             return True
-        if type(node) is cst.Call and facts.resolve(node.func) in _ADDING:  # type: ignore[attr-defined]
+        if type(node) is cst.Call and facts.resolve(node.func) in _ADDING:
             return True
     return False
 

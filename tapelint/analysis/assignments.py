@@ -171,7 +171,10 @@ def forward_path_assigns(facts: Facts) -> list[ForwardAssign]:
                 continue
             variables, owners = roots
             for site in mine:
-                receiver = site.node.func.value  # type: ignore[union-attr]
+                func = site.node.func
+                if not isinstance(func, cst.Attribute):
+                    continue  # (never: an assign method's call is one of an attribute)
+                receiver = func.value
                 variable = site.receiver or ""
                 value = arg_value(site.node, 0, "value")
                 kind = _variable_kind(facts, receiver, site) if value is not None else None
@@ -188,4 +191,4 @@ def forward_path_assigns(facts: Facts) -> list[ForwardAssign]:
                 found.append(ForwardAssign(grad, site, variable, source, source not in variables, read))
         return found
 
-    return facts.cached("forward_path_assigns", compute)  # type: ignore[no-any-return]
+    return facts.cached("forward_path_assigns", compute)

@@ -203,7 +203,7 @@ class _Enclosing:
 
 
 def blocks(facts: Facts) -> Blocks:
-    return facts.cached("blocks", lambda: Blocks(facts))  # type: ignore[return-value]
+    return facts.cached("blocks", lambda: Blocks(facts))
 
 
 def positions(shared: dict, module: cst.Module):  # type: ignore[no-untyped-def]

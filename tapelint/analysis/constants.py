@@ -18,7 +18,7 @@ def number(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: i
     if not all(v.kind is Kind.CONSTANT and isinstance(v.const, (int, float)) and not isinstance(v.const, bool)
                for v in found):
         return None
-    numbers = {v.const for v in found}
+    numbers = {v.const for v in found if isinstance(v.const, (int, float))}  # (all of them, checked above)
     if len(numbers) != 1:
         return None
     return float(next(iter(numbers)))

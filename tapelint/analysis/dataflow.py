@@ -28,6 +28,7 @@ import libcst as cst
 from tapelint.analysis.walk import child_nodes, iter_nodes
 from tapelint.analysis.walk import contains as walk_contains
 
+from tapelint.analysis.dtype_names import dtype_name, is_integer
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, last_assignment, values_of
@@ -126,9 +127,7 @@ INDEX_KEYWORDS = frozenset({"dtype", "name", "axis", "keepdims", "output_type"})
 
 def integer_dtype(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
     """`int32` when `expr` names an integer or bool dtype (`tf.int32`, `"int64"`, `np.int32`, `bool`):
-    what `tf.cast` to it cuts. The dtype itself is read by `dtypes.dtype_name`, the one answer."""
-    from tapelint.analysis.dtypes import dtype_name, is_integer  # dtypes sits above this module
-
+    what `tf.cast` to it cuts. The dtype itself is read by `dtype_names.dtype_name`, the one answer."""
     dtype = dtype_name(facts, expr)
     return dtype if is_integer(dtype) else None
 
@@ -270,11 +269,11 @@ class _Flow:
         if expr is None:
             return NONE
         if type(expr) is cst.Name:
-            if expr.value in ("True", "False", "None"):  # type: ignore[attr-defined]
+            if expr.value in ("True", "False", "None"):
                 return NONE
-            return self.name(expr.value, frame, order)  # type: ignore[attr-defined]
+            return self.name(expr.value, frame, order)
         if type(expr) is cst.Attribute:
-            return self._attribute(expr, frame, order)  # type: ignore[arg-type]
+            return self._attribute(expr, frame, order)
         if type(expr) in _LITERAL_TYPES:  # (exact types: a failed isinstance costs an ABC check)
             return NONE
         if isinstance(expr, cst.BinaryOperation):
@@ -309,7 +308,7 @@ class _Flow:
         if type(expr) is cst.List or type(expr) is cst.Tuple or type(expr) is cst.Set:
             return combine([self.expr(e.value, frame, order) for e in expr.elements])
         if type(expr) is cst.Dict:
-            return combine([self.expr(e.value, frame, order) for e in expr.elements])  # type: ignore[attr-defined]
+            return combine([self.expr(e.value, frame, order) for e in expr.elements])
         if type(expr) is cst.ListComp or type(expr) is cst.GeneratorExp or type(expr) is cst.SetComp:
             return self._comprehension(expr.for_in, [expr.elt], frame, order)
         if isinstance(expr, cst.DictComp):
@@ -521,7 +520,7 @@ class _Flow:
                     flows.append(self.expr(value.elements[index].value, frame, ret.order))
                     continue
             flows.append(self.expr(value, frame, ret.order))
-        if any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
+        if scope.node is not None and any(isinstance(node, (cst.Yield,)) for node in iter_nodes(scope.node)):
             return UNKNOWN
         return combine(flows)
 
@@ -587,13 +586,13 @@ def names_in_order(expr: cst.CSTNode | None) -> list[str]:
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind is cst.Attribute:
+        if type(node) is cst.Attribute:
             name = dotted(node)
             if name is not None:
                 found[name] = None
                 found[name.split(".")[0]] = None
             else:
-                pending.append(node.value)  # type: ignore[attr-defined]
+                pending.append(node.value)
         elif kind is cst.Name:
             found[node.value] = None  # type: ignore[attr-defined]
         elif kind is cst.Arg:

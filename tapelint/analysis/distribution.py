@@ -129,7 +129,7 @@ def replica_runs(facts: Facts) -> list[ReplicaRun]:
                 runs.append(ReplicaRun(site, function, strategies))
         return runs
 
-    return facts.cached("replica_runs", compute)  # type: ignore[no-any-return]
+    return facts.cached("replica_runs", compute)
 
 
 def _nested_def(facts: Facts, name: str, scope: Scope, order: int) -> list[Scope]:
@@ -160,7 +160,7 @@ def _calls_by_scope(facts: Facts) -> dict[int, list[CallSite]]:
             index.setdefault(id(site.scope), []).append(site)
         return index
 
-    return facts.cached("calls_by_scope", compute)  # type: ignore[no-any-return]
+    return facts.cached("calls_by_scope", compute)
 
 
 def per_replica_functions(facts: Facts) -> dict[int, ReplicaRun]:
@@ -182,7 +182,7 @@ def per_replica_functions(facts: Facts) -> dict[int, ReplicaRun]:
                 frontier = following
         return found
 
-    return facts.cached("per_replica_functions", compute)  # type: ignore[no-any-return]
+    return facts.cached("per_replica_functions", compute)
 
 
 def per_replica(facts: Facts, scope: Scope) -> ReplicaRun | None:

@@ -1,6 +1,7 @@
 """What dtype a tensor or a `tf.Variable` has, when the code proves it.
 
-`dtype_name(facts, expr)` reads a dtype written in the code (`tf.int32`, `"float32"`, `np.int64`).
+`dtype_name(facts, expr)` (from `dtype_names`) reads a dtype written in the code (`tf.int32`, `"float32"`,
+`np.int64`).
 `value_dtype(facts, expr, scope, order)` is the dtype TensorFlow gives the tensor `expr` converts to:
 Python literals (`3` is int32, `3.0` float32, `True` bool), lists of them, NumPy constructors (`np.arange(5)`
 is int64), TensorFlow factories (`tf.zeros`, `tf.range`, `tf.cast`, `tf.constant(..., dtype=...)`), and
@@ -18,15 +19,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.dtype_names import dtype_name, is_integer
 from tapelint.analysis.facts import Facts, Scope, arg_value
 from tapelint.analysis.values import Kind, Value, values_of
 from tapelint.analysis.variable_sets import variable_list
-
-INTEGER_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
-FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
-_ALIASES = {"half": "float16", "double": "float64", "float": "float32", "bool_": "bool"}
-_KNOWN = INTEGER_DTYPES | FLOAT_DTYPES | {"bool", "complex64", "complex128", "string"}
-_DTYPE_PREFIXES = ("tensorflow.", "numpy.", "keras.", "jax.numpy.")
 
 # TensorFlow factories: where `dtype` may be passed positionally (None: keyword only) and the default.
 _TF_FACTORIES = {
@@ -47,33 +43,6 @@ _LIKE = frozenset({"tensorflow.zeros_like", "tensorflow.ones_like"})
 _CASTS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast"})
 VARIABLE_CONSTRUCTORS = frozenset({"tensorflow.Variable", "keras.Variable", "keras.backend.Variable"})
 _BUDGET = 200
-
-
-def dtype_name(facts: Facts, expr: cst.BaseExpression | None) -> str | None:
-    """The dtype a `dtype=` argument names (`tf.int32`, `"int64"`, `np.float32`, `tf.dtypes.bool`)."""
-    if expr is None:
-        return None
-    if isinstance(expr, cst.SimpleString):
-        text = expr.evaluated_value
-        if isinstance(text, str):
-            text = _ALIASES.get(text, text)
-            return text if text in _KNOWN else None
-        return None
-    if isinstance(expr, cst.Name) and expr.value == "bool" and not facts.bindings_of("bool"):
-        return "bool"  # the builtin: `tf.as_dtype(bool)` is tf.bool (int and float are refused)
-    qualified = facts.resolve(expr)
-    if qualified is None or not qualified.startswith(_DTYPE_PREFIXES):
-        return None
-    last = qualified.rsplit(".", 1)[-1]
-    if qualified.startswith("numpy.") and last in ("float", "int", "bool"):
-        return None  # removed NumPy aliases
-    last = _ALIASES.get(last, last)
-    return last if last in _KNOWN else None
-
-
-def is_integer(dtype: str | None) -> bool:
-    """Integer and bool dtypes: TensorFlow defines no gradient for them."""
-    return dtype in INTEGER_DTYPES or dtype == "bool"
 
 
 @dataclass(frozen=True)
@@ -123,7 +92,7 @@ class _Reader:
         return None
 
     def values(self, found: frozenset[Value]) -> str | None:
-        dtypes = []
+        dtypes: list[str | None] = []
         for value in found:
             if value.kind is Kind.CONSTANT:
                 const = value.const
@@ -276,7 +245,7 @@ def integer_variables(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
             for container in current:
                 pending.extend(container.items)
             continue
-        creations = []
+        creations: list[tuple[cst.Call, VariableDtype]] = []
         for value in current:
             if value.kind is not Kind.VARIABLE or not isinstance(value.node, cst.Call):
                 creations = []

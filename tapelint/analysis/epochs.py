@@ -83,14 +83,17 @@ class Loops:
         # `trainer.fit_epoch()` from outside the class.
         methods: dict[str, list[Scope]] = {}
         for info in facts.classes.values():
-            for name, method in info.methods.items():
-                methods.setdefault(name, []).append(method)
+            for name, defined in info.methods.items():
+                methods.setdefault(name, []).append(defined)
         resolver = values(facts)
         for site in facts.calls:
             method = site.method
             if method is None or method not in methods or (site.receiver or "").startswith("self"):
                 continue
-            receiver = resolver.of(site.node.func.value, site.scope, site.order)  # type: ignore[union-attr]
+            func = site.node.func
+            if not isinstance(func, cst.Attribute):
+                continue  # (a call with a method is one of an attribute: `trainer.fit_epoch()`)
+            receiver = resolver.of(func.value, site.scope, site.order)
             classes = {v.cls for v in receiver if v.kind in (Kind.INSTANCE, Kind.MODEL, Kind.LAYER)}
             for scope in methods[method]:
                 if scope.class_name in classes:
@@ -151,7 +154,7 @@ class Loops:
             points += [(c.scope, c.order) for c in self.facts.calls if c.method in STEP_METHODS and c.receiver]
             return points
 
-        return self.facts.cached("epochs.step_points", compute)  # type: ignore[no-any-return]
+        return self.facts.cached("epochs.step_points", compute)
 
     def batch_loops(self) -> list[tuple[Span, Scope]]:
         """Loops a training step runs within, with the function each is in."""
@@ -178,7 +181,7 @@ class Loops:
                         found.append((loop, where))
             return found
 
-        return self.facts.cached("epochs.batch_loops", compute)  # type: ignore[no-any-return]
+        return self.facts.cached("epochs.batch_loops", compute)
 
     def epoch_loops(self) -> list[Span]:
         """Loops that run another loop that runs training steps: one pass of the body is an epoch
@@ -197,12 +200,12 @@ class Loops:
                     found.append(outer)
             return found
 
-        return self.facts.cached("epochs.epoch_loops", compute)  # type: ignore[no-any-return]
+        return self.facts.cached("epochs.epoch_loops", compute)
 
 
 def loops(facts: Facts) -> Loops:
     """The module's loop placement (one per `Facts`)."""
-    return facts.cached("epochs.loops", lambda: Loops(facts))  # type: ignore[no-any-return]
+    return facts.cached("epochs.loops", lambda: Loops(facts))
 
 
 # ---------------------------------------------------------------------- metrics
@@ -227,7 +230,7 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
         # Names that may hold a metric: called directly (`train_loss(loss)`) only these are resolved.
         metric_names = {c.receiver for c in facts.calls if c.method in _READ_OR_UPDATE and c.receiver}
         for binding in facts.bindings:
-            if type(binding.value) is cst.Call and (facts.resolve(binding.value.func) or "").startswith(  # type: ignore[union-attr]
+            if type(binding.value) is cst.Call and (facts.resolve(binding.value.func) or "").startswith(
                     "keras.metrics."):
                 metric_names.add(binding.target)
         found: list[MetricUse] = []
@@ -237,9 +240,9 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
             if method in MODEL_RESETS:
                 found.append(MetricUse(site, "reset", frozenset(), True))
                 continue
-            if method in _METRIC_METHODS:
+            if method in _METRIC_METHODS and isinstance(func, cst.Attribute):
                 what = "update" if method in UPDATE_METHODS else "read" if method in READ_METHODS else "reset"
-                receiver = resolver.of(func.value, site.scope, site.order)  # type: ignore[union-attr]
+                receiver = resolver.of(func.value, site.scope, site.order)
             elif site.qualified is None and site.func in metric_names:
                 what = "update"
                 receiver = resolver.of(func, site.scope, site.order)
@@ -253,7 +256,7 @@ def metric_uses(facts: Facts) -> list[MetricUse]:
                 found.append(MetricUse(site, what, metrics, unknown))
         return found
 
-    return facts.cached("epochs.metric_uses", compute)  # type: ignore[no-any-return]
+    return facts.cached("epochs.metric_uses", compute)
 
 
 @dataclass(eq=False)
@@ -288,9 +291,12 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         position = {id(u): i for i, u in enumerate(uses)}
         found: list[NeverReset] = []
         for metric in keyed.values():
-            if any(reachable_from_other_modules(facts, b) for b in facts.bindings_of_value(metric.node)):
+            created = metric.node
+            if not isinstance(created, cst.Call):
+                continue  # (never: a use's metrics are those created by a call, _created_metric)
+            if any(reachable_from_other_modules(facts, b) for b in facts.bindings_of_value(created)):
                 continue  # another module of the project may reset it (tapelint.analysis.closed_world)
-            creation = facts.call_site(metric.node)  # type: ignore[arg-type]
+            creation = facts.call_site(created)
             mine = by_metric.get(metric, [])
             resets = [u for u in mine if u.what == "reset"]
             if resets_of_unknown:
@@ -320,7 +326,7 @@ def metrics_never_reset(facts: Facts) -> list[NeverReset]:
         found.sort(key=lambda n: n.update.order)
         return found
 
-    return facts.cached("epochs.metrics_never_reset", compute)  # type: ignore[no-any-return]
+    return facts.cached("epochs.metrics_never_reset", compute)
 
 
 # ---------------------------------------------------------------------- datasets
@@ -355,8 +361,8 @@ def fresh_iterator_reads(facts: Facts) -> list[FreshIterator]:
             call = site.node
             if _builtin(facts, call.func, "next", site.order) and call.args:
                 made = call.args[0].value
-            elif site.method == "get_next" and not call.args:
-                made = call.func.value  # type: ignore[union-attr]
+            elif site.method == "get_next" and not call.args and isinstance(call.func, cst.Attribute):
+                made = call.func.value
             else:
                 continue
             if not (isinstance(made, cst.Call) and _builtin(facts, made.func, "iter", site.order) and made.args):
@@ -375,4 +381,4 @@ def fresh_iterator_reads(facts: Facts) -> list[FreshIterator]:
             found.append(FreshIterator(site, dataset, loop))
         return found
 
-    return facts.cached("epochs.fresh_iterator_reads", compute)  # type: ignore[no-any-return]
+    return facts.cached("epochs.fresh_iterator_reads", compute)

@@ -131,4 +131,4 @@ def training_mode_evaluations(facts: Facts) -> list[TrainingModeEvaluation]:
                 found.append(TrainingModeEvaluation(site, layers, default, why))
         return found
 
-    return facts.cached("evaluation.training_mode_evaluations", compute)  # type: ignore[no-any-return]
+    return facts.cached("evaluation.training_mode_evaluations", compute)

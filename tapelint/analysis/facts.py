@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Hashable, Iterator, TypeVar, cast
 
 import libcst as cst
 
@@ -19,6 +19,8 @@ from tapelint.analysis.walk import reversed_field_names, walk_tables, wanted
 
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+T = TypeVar("T")
+
 SPAN_NODES = (cst.For, cst.While, cst.If, cst.IndentedBlock, cst.Else, cst.SimpleStatementSuite, cst.Return,
               cst.Raise, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Try)
 
@@ -68,7 +70,7 @@ class Scope:
         node = self.node
         if node is None or not isinstance(node.body, cst.IndentedBlock):
             return frozenset()
-        names = set()
+        names: set[str] = set()
         for statement in node.body.body:
             if type(statement) is cst.SimpleStatementLine:
                 for small in statement.body:
@@ -100,7 +102,7 @@ class Binding:
     scope: Scope
     order: int
     node: cst.CSTNode
-    target_node: cst.CSTNode
+    target_node: cst.BaseExpression
     loop_depth: int = 0
     in_tapes: tuple[TapeBlock, ...] = ()
     augmented: bool = False
@@ -172,7 +174,7 @@ class NameUse:
     name: str
     scope: Scope
     order: int
-    node: cst.CSTNode
+    node: cst.BaseExpression  # a Name, an Attribute, or an annotated assignment's target
 
 
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -202,15 +204,20 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 
 # Exact node types (SPAN_NODES are concrete classes), for a set lookup instead of isinstance per node.
 _SPAN_TYPES = frozenset(SPAN_NODES)
-# Tested by exact type in the collector (a failed isinstance against a libcst class costs an ABC check).
-_SEQUENCE_TYPES = frozenset({cst.Tuple, cst.List})
 # The nodes that open a scope of their own, for walks that stay in one body (tested by exact type).
 DEFINITION_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _METHODS: dict[tuple[type, type, str], str | None] = {}
 _UNSEEN = object()
+# A visitor's `visit_<Type>` or `leave_<Type>`, bound; None: it has none worth calling.
+_Method = Callable[[cst.CSTNode], object]
 
 
-def _dispatch(visitor: object, cls: type, prefix: str):  # type: ignore[no-untyped-def]
+def _not_looked_up(node: cst.CSTNode) -> object:
+    """Stands in a table of methods for one not looked up yet (a sentinel of the methods' type)."""
+    raise AssertionError("a method that was never looked up")
+
+
+def _dispatch(visitor: object, cls: type, prefix: str) -> _Method | None:
     """The visitor's `visit_<Type>`/`leave_<Type>` method, looked up once per node type, not per node."""
     key = (type(visitor), cls, prefix)
     name = _METHODS.get(key, "")
@@ -253,8 +260,8 @@ class _Collector(cst.CSTVisitor):
         the index of the top-level statement that holds it, for positions computed one statement at a time."""
         # Local tables of bound methods: kept on the collector they would make it a reference cycle, which
         # keeps the whole tree alive after the lint until the cyclic collector happens to run.
-        visitors: dict[type, object] = {}
-        leavers: dict[type, object] = {}
+        visitors: dict[type, _Method | None] = {}
+        leavers: dict[type, _Method | None] = {}
         if type(root) is not cst.Module:
             self._run(root, -1, visitors, leavers)
             return
@@ -265,7 +272,8 @@ class _Collector(cst.CSTVisitor):
         for index, statement in enumerate(root.body):
             self._run(statement, index, visitors, leavers)
 
-    def _run(self, root: cst.CSTNode, top: int, visitors: dict[type, object], leavers: dict[type, object]) -> None:
+    def _run(self, root: cst.CSTNode, top: int, visitors: dict[type, _Method | None],
+             leavers: dict[type, _Method | None]) -> None:
         stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
         pop, push = stack.pop, stack.append
         top_statement, spans = self.top_statement, self.spans
@@ -288,8 +296,8 @@ class _Collector(cst.CSTVisitor):
                         entry[2] = order - 1
                 if cls in span_types:
                     spans[key] = [node, order, order]
-                visit = visitors.get(cls, _UNSEEN)
-                if visit is _UNSEEN:
+                visit = visitors.get(cls, _not_looked_up)
+                if visit is _not_looked_up:
                     visit = visitors[cls] = _dispatch(self, cls, "visit_")
                     leavers[cls] = _dispatch(self, cls, "leave_")
                 if visit is not None:
@@ -372,9 +380,9 @@ class _Collector(cst.CSTVisitor):
         for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
             params.append(p.name.value)
             self.skip_names.add(id(p.name))
-        for p in (node.params.star_arg, node.params.star_kwarg):
-            if type(p) is cst.Param:
-                self.skip_names.add(id(p.name))
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if type(star) is cst.Param:
+                self.skip_names.add(id(star.name))
         decorators = []
         for dec in node.decorators:
             expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
@@ -457,7 +465,7 @@ class _Collector(cst.CSTVisitor):
         self._bind_target(node.target, None, node, from_loop=node.iter)
 
     # Comprehension targets live in the comprehension's own scope (Python 3).
-    def _open_comprehension(self, node: cst.CSTNode) -> None:
+    def _open_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
         element = getattr(node, "elt", None)
         if element is not None:
             self.f.comprehension_of_element[id(element)] = node
@@ -466,9 +474,10 @@ class _Collector(cst.CSTVisitor):
         self.f.comprehension_spans[id(node)] = span
         part = [self.order, 1 << 60]
         self.f.comprehension_elements.append(part)
-        self.element_ends[id(node.for_in)] = part  # type: ignore[attr-defined]
+        self.element_ends[id(node.for_in)] = part
 
-    def _close_comprehension(self, node: cst.CSTNode) -> None:
+    def _close_comprehension(
+            self, original_node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
         self.comprehensions.pop()[1] = self.order
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _open_comprehension
@@ -478,14 +487,16 @@ class _Collector(cst.CSTVisitor):
     def visit_With(self, node: cst.With) -> None:
         blocks: list[TapeBlock] = []
         for item in node.items:
-            call = item.item
             entered = None
-            if not isinstance(call, cst.Call):
+            if isinstance(item.item, cst.Call):
+                call = item.item
+            else:
                 # `tape = tf.GradientTape(persistent=True)` ... `with tape:`
-                entered = dotted(call)
-                call = self._tape_bound_to(entered) if entered else None
-                if call is None:
+                entered = dotted(item.item)
+                bound = self._tape_bound_to(entered) if entered else None
+                if bound is None:
                     continue
+                call = bound
             qualified = self.f.imports.resolve(call.func)
             if qualified not in TAPE_CLASSES:
                 continue
@@ -573,8 +584,8 @@ class _Collector(cst.CSTVisitor):
 
     def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
                      stmt: cst.CSTNode, from_loop: cst.BaseExpression | None = None) -> None:
-        if type(target) in _SEQUENCE_TYPES:
-            self._unpack(target, value, (), stmt, from_loop)  # type: ignore[arg-type]
+        if type(target) is cst.Tuple or type(target) is cst.List:
+            self._unpack(target, value, (), stmt, from_loop)
         else:
             self._record(target, value, None, stmt, from_loop, (), value)
 
@@ -585,7 +596,7 @@ class _Collector(cst.CSTVisitor):
             inner = element.value
             if type(element) is cst.StarredElement:
                 starred = True
-            if type(inner) in _SEQUENCE_TYPES:
+            if type(inner) is cst.Tuple or type(inner) is cst.List:
                 self._unpack(inner, value, (*path, index), stmt, from_loop)
                 continue
             # Positions after a starred target are not known from the left.
@@ -622,9 +633,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip_names.add(id(node.attr))
         # The chain's spelling, when the call or the attribute around it has spelled it already.
-        name = self.chains.pop(id(node), _UNSEEN)
-        if name is _UNSEEN:
-            name = dotted(node)
+        spelled = self.chains.pop(id(node), _UNSEEN)
+        name = dotted(node) if spelled is _UNSEEN else cast("str | None", spelled)
         if name is not None:
             self.f.name_uses.append(NameUse(name, self.scopes[-1], self.order, node))
             if type(node.value) is cst.Attribute:
@@ -653,7 +663,7 @@ class _Collector(cst.CSTVisitor):
         )
         if type(callee) is cst.Attribute:
             self.chains[id(callee)] = func
-            site.method = callee.attr.value  # type: ignore[attr-defined]
+            site.method = callee.attr.value
             # `a.b.m`: the receiver is the chain before the method; `f().m`: no chain, no receiver.
             site.receiver = func.rpartition(".")[0] if func is not None else None
         self.f.calls.append(site)
@@ -707,7 +717,7 @@ class Facts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if type(small) is cst.Import:
-                        self.imports.add_import(small)  # type: ignore[arg-type]
+                        self.imports.add_import(small)
                     elif type(small) is cst.ImportFrom:
                         self.imports.add_import_from(small)
         _Collector(self).run(module)
@@ -718,21 +728,21 @@ class Facts:
         for call in self.calls:
             if call.func is not None:
                 self._calls_by_func.setdefault(call.func, []).append(call)
-        self._cache: dict[object, object] = {}
+        self._cache: dict[Hashable, object] = {}
         # What other modules of the project import from this one, asked lazily (tapelint.project.imported_names,
         # handed in by the engine); unset for code that no module can import.
         self.importers: Callable[[], frozenset[str] | None] | None = None
         self._resolved: dict[int, tuple[object, str | None]] = {}
         # Scopes live as long as these facts, so their ids are stable keys.
         self._visible: dict[tuple[str, int], list[Binding]] = {}
-        self._before: dict[tuple[str, int, int], object] = {}
+        self._before: dict[tuple[str, int, int], Binding | None] = {}
 
     def imported_elsewhere(self) -> frozenset[str] | None:
         """The names of this module that other modules of its project import (`*`: the module itself, so any
         of them); empty when none does; None when that cannot be known (the project is too large to read)."""
         if self.importers is None:
             return frozenset()
-        return self.cached("imported_elsewhere", self.importers)  # type: ignore[no-any-return]
+        return self.cached("imported_elsewhere", self.importers)
 
     @property
     def code(self) -> str:
@@ -760,11 +770,12 @@ class Facts:
     def bindings_of(self, target: str) -> list[Binding]:
         return self._bindings_by_target.get(target, [])
 
-    def _index(self, key: str, build):  # type: ignore[no-untyped-def]
+    def _index(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`cached`, for an answer that is never None (an index): one look-up when it is there."""
         found = self._cache.get(key)
         if found is None:
             found = self._cache[key] = build()
-        return found
+        return cast(T, found)
 
     def method_calls(self, receiver: str | None, method: str) -> list[CallSite]:
         """Calls `receiver.method(...)` in document order (`receiver` as `CallSite.receiver` spells it)."""
@@ -824,14 +835,14 @@ class Facts:
 
     def bindings_of_value(self, node: cst.CSTNode) -> list[Binding]:
         """The bindings whose right-hand side is exactly `node` (`x = node`, `a, b = node`)."""
-        index = self._cache.get("bindings_by_value")
-        if index is None:
-            index = {}
-            for binding in self.bindings:
-                if binding.value is not None:
-                    index.setdefault(id(binding.value), []).append(binding)
-            self._cache["bindings_by_value"] = index
-        return index.get(id(node), [])  # type: ignore[union-attr]
+        return self._index("bindings_by_value", self._bindings_by_value).get(id(node), [])
+
+    def _bindings_by_value(self) -> dict[int, list[Binding]]:
+        index: dict[int, list[Binding]] = {}
+        for binding in self.bindings:
+            if binding.value is not None:
+                index.setdefault(id(binding.value), []).append(binding)
+        return index
 
     def visible_bindings(self, target: str, scope: Scope) -> list[Binding]:
         """Bindings of `target` that a read in `scope` may see: the innermost scope that binds it.
@@ -867,7 +878,7 @@ class Facts:
         found = self._before.get(key, _UNSEEN)
         if found is _UNSEEN:
             found = self._before[key] = self._binding_before(target, scope, order)
-        return found  # type: ignore[return-value]
+        return cast("Binding | None", found)
 
     def _binding_before(self, target: str, scope: Scope, order: int) -> Binding | None:
         visible = [b for b in self.visible_bindings(target, scope) if b.visible_at(order)]
@@ -894,15 +905,14 @@ class Facts:
     def runs_at(self, inner: Scope, outer: Scope) -> list[int]:
         """The orders in `outer` at which `inner` (a function nested in it) runs, when known: its
         call sites in `outer`, or those of the functions that call it. Empty when none is seen."""
-        key = ("runs_at", id(inner), id(outer))
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached  # type: ignore[return-value]
+        return self._index(("runs_at", id(inner), id(outer)), lambda: self._runs_at(inner, outer))
+
+    def _runs_at(self, inner: Scope, outer: Scope) -> list[int]:
         function = inner
         while function.parent is not None and function.parent is not outer:
             function = function.parent
         orders: set[int] = set()
-        pending, seen = [function], set()
+        pending, seen = [function], set[int]()
         while pending and len(seen) < 16:
             current = pending.pop()
             if id(current) in seen:
@@ -913,9 +923,7 @@ class Facts:
                     orders.add(site.order)
                 elif not site.scope.is_module and site.scope.parent is outer:
                     pending.append(site.scope)
-        result = sorted(orders)
-        self._cache[key] = result
-        return result
+        return sorted(orders)
 
     def is_param(self, name: str, scope: Scope) -> bool:
         for current in scope.chain():
@@ -966,25 +974,7 @@ class Facts:
 
     def uses_after(self, name: str, scope: Scope, order: int) -> list[NameUse]:
         """Uses of `name` or of an attribute of it (`name.x`) after `order`, in `scope` or nested in it."""
-        index = self._cache.get("uses_by_prefix")
-        if index is None:
-            # Each use under its name and every dotted prefix of it (`a.b.c` under `a`, `a.b`, `a.b.c`), in
-            # document order with the orders alongside for bisecting.
-            built: dict[str, tuple[list[int], list[NameUse]]] = {}
-            for use in self.name_uses:
-                prefix = use.name
-                while True:
-                    entry = built.get(prefix)
-                    if entry is None:
-                        entry = built[prefix] = ([], [])
-                    entry[0].append(use.order)
-                    entry[1].append(use)
-                    cut = prefix.rfind(".")
-                    if cut < 0:
-                        break
-                    prefix = prefix[:cut]
-            index = self._cache["uses_by_prefix"] = built
-        entry = index.get(name)  # type: ignore[union-attr]
+        entry = self._index("uses_by_prefix", self._uses_by_prefix).get(name)
         if entry is None:
             return []
         orders, candidates = entry
@@ -993,6 +983,24 @@ class Facts:
         end = bisect_right(orders, scope.end_order)
         return [use for use in candidates[bisect_right(orders, order):end]
                 if use.scope is scope or scope.contains(use.scope)]
+
+    def _uses_by_prefix(self) -> dict[str, tuple[list[int], list[NameUse]]]:
+        """Each use under its name and every dotted prefix of it (`a.b.c` under `a`, `a.b`, `a.b.c`), in
+        document order with the orders alongside for bisecting."""
+        built: dict[str, tuple[list[int], list[NameUse]]] = {}
+        for use in self.name_uses:
+            prefix = use.name
+            while True:
+                entry = built.get(prefix)
+                if entry is None:
+                    entry = built[prefix] = ([], [])
+                entry[0].append(use.order)
+                entry[1].append(use)
+                cut = prefix.rfind(".")
+                if cut < 0:
+                    break
+                prefix = prefix[:cut]
+        return built
 
     def uses_in_scope(self, scope: Scope) -> list[NameUse]:
         """The uses recorded in `scope` itself (not in functions nested in it), in document order."""
@@ -1011,33 +1019,31 @@ class Facts:
         return [use for use in self.name_uses if type(use.node) is cst.Attribute]
 
     def returns_of(self, scope: Scope) -> list[ReturnSite]:
-        index = self._cache.get("returns_by_scope")
-        if index is None:
-            index = {}
+        def build() -> dict[int, list[ReturnSite]]:
+            index: dict[int, list[ReturnSite]] = {}
             for site in self.returns:
                 index.setdefault(id(site.scope), []).append(site)
-            self._cache["returns_by_scope"] = index
-        return list(index.get(id(scope), ()))  # type: ignore[union-attr]
+            return index
+
+        return list(self._index("returns_by_scope", build).get(id(scope), ()))
 
     def gradient_calls(self) -> list[CallSite]:
         """`tape.gradient(...)`-style calls whose receiver is a GradientTape bound by a `with`."""
-        key = "gradient_calls"
-        if key not in self._cache:
+        def compute() -> list[CallSite]:
             tape_names = {t.name for t in self.tapes if t.name}
-            self._cache[key] = [
-                c for c in self.calls if c.method in GRADIENT_METHODS and c.receiver in tape_names
-            ]
-        return self._cache[key]  # type: ignore[return-value]
+            return [c for c in self.calls if c.method in GRADIENT_METHODS and c.receiver in tape_names]
+
+        return self.cached("gradient_calls", compute)
 
     def tape_for_call(self, call: CallSite) -> TapeBlock | None:
         """The tape block a `tape.gradient` call refers to: the last one of that name before it."""
-        index = self._cache.get("tapes_by_name")
-        if index is None:
-            index = {}
+        def build() -> dict[str | None, list[TapeBlock]]:
+            index: dict[str | None, list[TapeBlock]] = {}
             for tape in self.tapes:
                 index.setdefault(tape.name, []).append(tape)
-            self._cache["tapes_by_name"] = index
-        candidates = [t for t in index.get(call.receiver, ()) if t.order < call.order]  # type: ignore[union-attr]
+            return index
+
+        candidates = [t for t in self._index("tapes_by_name", build).get(call.receiver, ()) if t.order < call.order]
         same_scope = [t for t in candidates if t.scope is call.scope or t.scope.contains(call.scope)]
         pool = same_scope or candidates
         return pool[-1] if pool else None
@@ -1050,7 +1056,10 @@ class Facts:
         """Forget the cached analyses (they refer back to these facts), once nothing will ask again."""
         self._cache.clear()
 
-    def cached(self, key: object, compute):  # type: ignore[no-untyped-def]
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, computed once for these facts: later askers with the same key get the same answer.
+        A key names one question, so one type of answer (the cache itself holds answers of every type)."""
+        cache = self._cache
+        if key not in cache:
+            cache[key] = compute()
+        return cast(T, cache[key])

@@ -58,7 +58,7 @@ def gradient_calls(facts: Facts) -> list[GradientCall]:
             found.append(GradientCall(site, tape, target, sources))
         return found
 
-    return facts.cached("tape_gradient_calls", compute)  # type: ignore[return-value]
+    return facts.cached("tape_gradient_calls", compute)
 
 
 def watch_calls(facts: Facts, tape: TapeBlock, before: int | None = None) -> list[CallSite]:

@@ -212,7 +212,7 @@ def metric_calls(facts: Facts) -> list[LossCall]:
                                   arg_value(site.node, 0, "y_true")))
         return found
 
-    return facts.cached("metric_calls", compute)  # type: ignore[return-value]
+    return facts.cached("metric_calls", compute)
 
 
 def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> LossSpec | None:
@@ -256,7 +256,7 @@ def loss_calls(facts: Facts) -> list[LossCall]:
                 found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
         return found
 
-    return facts.cached("loss_calls", compute)  # type: ignore[return-value]
+    return facts.cached("loss_calls", compute)
 
 
 # ----------------------------------------------------------------------------- layers and models

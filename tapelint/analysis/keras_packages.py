@@ -49,7 +49,7 @@ def legacy_tf_keras(facts: Facts) -> bool | None:
     """Does this file make `tf.keras` mean tf_keras? True when it sets `TF_USE_LEGACY_KERAS` to a true
     value (`os.environ["TF_USE_LEGACY_KERAS"] = "1"`, `os.environ.setdefault(...)`), False when the
     flag is not mentioned, None when it is mentioned in a way we cannot read."""
-    return facts.cached("keras_packages.legacy", lambda: _legacy(facts))  # type: ignore[no-any-return]
+    return facts.cached("keras_packages.legacy", lambda: _legacy(facts))
 
 
 def _string(node: cst.BaseExpression | None) -> str | None:
@@ -217,7 +217,7 @@ class Mix:
 
 
 def mixes(facts: Facts) -> list[Mix]:
-    return facts.cached("keras_packages.mixes", lambda: _mixes(facts))  # type: ignore[no-any-return]
+    return facts.cached("keras_packages.mixes", lambda: _mixes(facts))
 
 
 def _written(facts: Facts, value: Value, expr: cst.BaseExpression) -> str:

@@ -101,7 +101,7 @@ class LabelReader:
                     return LabelInfo(Encoding.INTEGER, "integer literals")
                 return self.encoding(inner, scope, order, depth + 1)
             return UNKNOWN
-        if (type(expr) is cst.List or type(expr) is cst.Tuple) and _int_literals(expr):  # type: ignore[arg-type]
+        if (type(expr) is cst.List or type(expr) is cst.Tuple) and _int_literals(expr):
             return LabelInfo(Encoding.INTEGER, "integer literals")
         if isinstance(expr, cst.Subscript):
             # `y_train[:1000]`, `y[idx]`: a selection of rows keeps the encoding.
@@ -266,4 +266,4 @@ def _path_in(target: cst.BaseExpression, node: cst.CSTNode) -> list[int] | None:
 
 
 def label_reader(facts: Facts) -> LabelReader:
-    return facts.cached("label_reader", lambda: LabelReader(facts))  # type: ignore[return-value]
+    return facts.cached("label_reader", lambda: LabelReader(facts))

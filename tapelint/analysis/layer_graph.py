@@ -129,7 +129,7 @@ class Successor:
 
 def successors(facts: Facts) -> list[Successor]:
     """Every (Dense/convolution layer, next weighted layer) pair this module wires together."""
-    return facts.cached("layer_successors", lambda: _Graph(facts).pairs())  # type: ignore[no-any-return]
+    return facts.cached("layer_successors", lambda: _Graph(facts).pairs())
 
 
 class _Graph:

@@ -37,7 +37,7 @@ def fed_losses(facts: Facts) -> list[FedLoss]:
             found.append(FedLoss(spec, model.output, site, via_compile=True))
         return found
 
-    return facts.cached("fed_losses", compute)  # type: ignore[return-value]
+    return facts.cached("fed_losses", compute)
 
 
 def report_node(fed: FedLoss) -> cst.CSTNode:

@@ -70,7 +70,7 @@ def float16_policy(facts: Facts) -> CallSite | None:
                 return site
         return None
 
-    return facts.cached("float16_policy", compute)  # type: ignore[return-value]
+    return facts.cached("float16_policy", compute)
 
 
 def _setting(facts: Facts, site: CallSite) -> bool | None:
@@ -219,9 +219,9 @@ def scaling_in(facts: Facts, scope: Scope) -> ScalingUse:
                 scopes.append(target)
         elif site.scope is scope and site.func and site.func.startswith("self.") and scope.class_name:
             cls = facts.classes.get(scope.class_name)
-            target = cls.methods.get(site.func[5:]) if cls else None
-            if target is not None and target not in scopes:
-                scopes.append(target)
+            method = cls.methods.get(site.func[5:]) if cls else None
+            if method is not None and method not in scopes:
+                scopes.append(method)
     scales = [c for c in facts.calls if c.method in SCALE_METHODS and any(c.scope is s for s in scopes)]
     unscales = [c for c in facts.calls if c.method in UNSCALE_METHODS and any(c.scope is s for s in scopes)]
     return ScalingUse(scales, unscales)

@@ -106,7 +106,7 @@ def weights_read_before_build(facts: Facts) -> list[EarlyWeightsRead]:
                 found.append(EarlyWeightsRead(binding, model, used))
         return found
 
-    return facts.cached("weights_read_before_build", compute)  # type: ignore[no-any-return]
+    return facts.cached("weights_read_before_build", compute)
 
 
 def _bound_once(facts: Facts, binding: Binding) -> bool:

@@ -58,13 +58,13 @@ def dotted(node: cst.BaseExpression | cst.BaseAssignTargetExpression | None) -> 
     # Exact type tests: libcst's node classes are ABCs, and a failed `isinstance` against one goes through
     # ABCMeta (this runs for every attribute and call of a file, many times over).
     if type(node) is cst.Name:
-        return node.value  # type: ignore[union-attr]
+        return node.value
     parts: list[str] = []
     while type(node) is cst.Attribute:
-        parts.append(node.attr.value)  # type: ignore[union-attr]
-        node = node.value  # type: ignore[union-attr]
+        parts.append(node.attr.value)
+        node = node.value
     if type(node) is cst.Name:
-        parts.append(node.value)  # type: ignore[union-attr]
+        parts.append(node.value)
         return ".".join(reversed(parts))
     return None
 
@@ -167,4 +167,4 @@ def origin(imports: ImportMap, node: cst.BaseExpression | None) -> str | None:
 
 
 def is_tf_name(qualified: str | None) -> bool:
-    return bool(qualified) and qualified.split(".")[0] in TF_ROOTS
+    return qualified is not None and qualified.split(".")[0] in TF_ROOTS

@@ -104,9 +104,11 @@ def unwrapped(facts: Facts, creation: OptimizerCreation) -> OptimizerCreation | 
         made = [v for v in found if v.kind is Kind.OPTIMIZER and isinstance(v.node, cst.Call)]
         if len(made) != 1 or len(found) != 1:
             return None
-        creation = _creation_of(facts, made[0].node)  # type: ignore[arg-type]
-        if creation is None:
+        node = made[0].node
+        wrapped = _creation_of(facts, node) if isinstance(node, cst.Call) else None
+        if wrapped is None:
             return None
+        creation = wrapped
     return creation
 
 
@@ -119,7 +121,7 @@ def wrappers_of(facts: Facts, creation: OptimizerCreation) -> list[OptimizerCrea
 def _creation_of(facts: Facts, node: cst.Call) -> OptimizerCreation | None:
     by_node = facts.cached("optimizer_families.by_node",
                            lambda: {id(c.node): c for c in optimizer_creations(facts)})
-    return by_node.get(id(node))  # type: ignore[no-any-return]
+    return by_node.get(id(node))
 
 
 def first_step(facts: Facts, creation: OptimizerCreation, rate: float) -> float | None:

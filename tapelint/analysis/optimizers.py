@@ -45,7 +45,7 @@ def optimizer_creations(facts: Facts) -> list[OptimizerCreation]:
             found.append(OptimizerCreation(site, cls, site.qualified or cls, by_value.get(id(site.node))))
         return found
 
-    return facts.cached("optimizer_creations", compute)  # type: ignore[return-value]
+    return facts.cached("optimizer_creations", compute)
 
 
 @dataclass(eq=False)
@@ -79,7 +79,7 @@ def apply_sites(facts: Facts) -> list[ApplySite]:
             found.append(ApplySite(site, receiver, _stepped(facts, site), _applied(facts, site)))
         return found
 
-    return facts.cached("apply_sites", compute)  # type: ignore[return-value]
+    return facts.cached("apply_sites", compute)
 
 
 def _library_optimizer(value: Value) -> bool:
@@ -116,7 +116,7 @@ def _pair_side(facts: Facts, site: CallSite, side: int) -> frozenset[Value]:
     return frozenset(out) or UNKNOWN
 
 
-def applies_gradients_of(facts: Facts, call: cst.Call) -> list[ApplySite]:
+def applies_gradients_of(facts: Facts, call: cst.CSTNode) -> list[ApplySite]:
     """The apply calls that apply what the gradient call `call` returned (through names, `zip`,
     clipping, comprehensions and lists)."""
     return [a for a in apply_sites(facts) if any(v.kind is Kind.GRADIENTS and v.node is call
@@ -152,7 +152,7 @@ class _AppliesByOptimizer:
 
 
 def _applies_by_optimizer(facts: Facts) -> _AppliesByOptimizer:
-    return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))  # type: ignore[no-any-return]
+    return facts.cached("applies_by_optimizer", lambda: _AppliesByOptimizer(facts))
 
 
 def optimizer_fate(facts: Facts, creation: "OptimizerCreation") -> Fate:

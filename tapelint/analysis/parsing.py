@@ -120,7 +120,9 @@ def _stand_in_constructors() -> dict[type, tuple[object, object]]:
     made: dict[type, tuple[object, object]] = {}
     for name in _COMMON_NODES:
         cls = getattr(cst, name, None)
-        fast = _stand_in(cls, bodies) if isinstance(cls, type) else None
+        if not isinstance(cls, type):
+            continue
+        fast = _stand_in(cls, bodies)
         if fast is not None:
             made[cls] = (cls.__dict__["__init__"], fast)
     return made
@@ -151,7 +153,7 @@ def _stand_in(cls: type, bodies: dict[int, types.CodeType]) -> types.FunctionTyp
         if not field.init or getattr(field, "kw_only", False) or type(slot) is not types.MemberDescriptorType:
             return None
         setter, maker = _NAMES[number] if number < len(_NAMES) else (f"_set{number}", f"_make{number}")
-        scope[setter] = slot.__set__  # type: ignore[union-attr]
+        scope[setter] = slot.__set__
         scope[maker] = None
         if field.default is not dataclasses.MISSING:
             defaults.append(field.default)
@@ -179,4 +181,6 @@ def _body(count: int) -> types.CodeType:
     text = f"def __init__(self{''.join(f', a{i}' for i in range(count))}):\n" + ("\n".join(lines) or "    pass")
     scope: dict[str, object] = {}
     exec(text, scope)  # noqa: S102 - our own generated code
-    return scope["__init__"].__code__  # type: ignore[no-any-return]
+    init = scope["__init__"]
+    assert isinstance(init, types.FunctionType)
+    return init.__code__

@@ -121,8 +121,9 @@ class LazyPositions:
             inner = next((s for s in block.body if s is node or contains(s, node)), None)
             if inner is None:
                 break  # in the header: the decorators, the name, the parameters
-            found = self._ast_of.get(id(statement))
-            if found is None or not self._place(block, block.body, found.body):
+            parsed = self._ast_of.get(id(statement))  # the same definition, as CPython parsed it
+            if not isinstance(parsed, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    or not self._place(block, block.body, parsed.body):
                 break
             indents.append(self.module.default_indent if block.indent is None else block.indent)
             statement = inner
@@ -246,8 +247,8 @@ class LazyPositions:
         return True
 
     def _generate(self, statement: cst.BaseStatement, line: int, indents: list[str]) -> Mapping[cst.CSTNode, Any] | None:
-        self._offsets()
-        if not 1 <= line <= len(self._line_offsets):  # type: ignore[arg-type]
+        line_offsets = self._offsets()
+        if not 1 <= line <= len(line_offsets):
             return None
         module = self.module
         provider = PositionProvider()
@@ -258,7 +259,7 @@ class LazyPositions:
         state.column = 0
         state.indent_tokens = list(indents)
         statement._codegen(state)
-        offset = self._line_offsets[line - 1]
+        offset = line_offsets[line - 1]
         text = "".join(state.tokens)
         if not self.source.startswith(text, offset):
             # The file's last statement without its newline: libcst drops it only after generating.

@@ -70,7 +70,7 @@ def prediction_source(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
                 return f"`{name}(...)`"
         return None
     if type(expr) is cst.Subscript:
-        return prediction_source(facts, expr.value, scope, order, depth + 1)  # type: ignore[attr-defined]
+        return prediction_source(facts, expr.value, scope, order, depth + 1)
     if type(expr) is cst.BinaryOperation:
         if isinstance(expr.operator, cst.MatrixMultiply) and _is_variable(facts, expr.right, scope, order):
             return f"the output of `... @ {dotted(expr.right)}` (a layer written by hand)"
@@ -142,7 +142,7 @@ def _keras_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, o
     if expr is None or depth > 5:
         return None
     if type(expr) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
-        qualified = facts.resolve(expr.func)  # type: ignore[attr-defined]
+        qualified = facts.resolve(expr.func)
         if not qualified:
             return None
         last = qualified.rsplit(".", 1)[-1]
@@ -216,7 +216,7 @@ def evaluations(facts: Facts) -> list[Evaluation]:
                                     construction))
         return found
 
-    return facts.cached("evaluations", compute)  # type: ignore[return-value]
+    return facts.cached("evaluations", compute)
 
 
 def _keyword_only(call: cst.Call, keyword: str) -> cst.Arg | None:

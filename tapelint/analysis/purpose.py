@@ -169,7 +169,7 @@ class _Walk:
             self.end(Purpose.UNKNOWN)
             return
         kind = type(parent)
-        if kind is cst.Arg:
+        if type(parent) is cst.Arg:
             call = parent_of(f, parent)
             if isinstance(call, cst.Call):
                 self._argument(call, parent, node, scope, order, returns, index)
@@ -207,7 +207,7 @@ class _Walk:
             self._augmented(parent, node, scope, order, returns)  # type: ignore[arg-type]
             return
         if kind is cst.NamedExpr:
-            for binding in f.bindings_of_value(node):  # type: ignore[arg-type]
+            for binding in f.bindings_of_value(node):
                 if binding.node is parent:
                     self.binding(binding, returns)
             self.expr(parent, scope, order, returns)
@@ -269,7 +269,7 @@ class _Walk:
     def _assigned(self, statement: cst.CSTNode, node: cst.CSTNode, scope: Scope, order: int, returns: _Returns,
                   index: int | None) -> None:
         f = self.f
-        bound = [b for b in f.bindings_of_value(node) if b.node is statement]  # type: ignore[arg-type]
+        bound = [b for b in f.bindings_of_value(node) if b.node is statement]
         if index is not None:
             bound = [b for b in bound if b.index in (None, index) and (not b.path or b.path[0] in (index, -1))]
         for binding in bound:
@@ -345,7 +345,7 @@ class _Walk:
                     index.setdefault(id(iterated), []).append(binding)
             return index
 
-        return self.f.cached("purpose.loop_targets", build)  # type: ignore[no-any-return]
+        return self.f.cached("purpose.loop_targets", build)
 
     def _binding(self, binding: Binding, returns: _Returns) -> None:
         if binding.class_body is not None or binding.target.split(".")[0] in binding.scope.declared_outside:
@@ -358,7 +358,7 @@ class _Walk:
         for use in reads:
             self.expr(use.node, use.scope, use.order, returns)
 
-    def _reads(self, binding: Binding) -> list:  # type: ignore[type-arg]
+    def _reads(self, binding: Binding) -> list:
         """The reads of the name bound here that may see this binding (not assignment targets)."""
         f = self.f
         name = binding.target
@@ -374,14 +374,14 @@ class _Walk:
                 found.append(use)
         return found
 
-    def _uses_named(self, name: str) -> list:  # type: ignore[type-arg]
-        def build() -> dict[str, list]:  # type: ignore[type-arg]
-            index: dict[str, list] = {}  # type: ignore[type-arg]
+    def _uses_named(self, name: str) -> list:
+        def build() -> dict[str, list]:
+            index: dict[str, list] = {}
             for use in self.f.name_uses:
                 index.setdefault(use.name, []).append(use)
             return index
 
-        return self.f.cached("purpose.uses_by_name", build).get(name, [])  # type: ignore[no-any-return]
+        return self.f.cached("purpose.uses_by_name", build).get(name, [])
 
     def _is_target(self, node: cst.CSTNode) -> bool:
         """Is the name written here rather than read (`self.x = ...`, `x: int = ...`)? An augmented
@@ -446,7 +446,7 @@ class _Walk:
                     sites.append(site)
         return sites
 
-    def _references(self, scope: Scope) -> list:  # type: ignore[type-arg]
+    def _references(self, scope: Scope) -> list:
         """The function named without being called (`compile(loss=my_loss)`, `map(fn, xs)`)."""
         if scope.class_name is not None or scope.parent is None or not scope.parent.is_module:
             return []
@@ -558,9 +558,9 @@ class _Walk:
             root = receiver
             while isinstance(root, cst.Subscript):
                 root = root.value
-            name = dotted(root)
-            if name is not None and self._holders(name, site.scope, site.order):
-                self._container_reads(name, site.scope, site.order, returns, skip=root)
+            held = dotted(root)
+            if held is not None and self._holders(held, site.scope, site.order):
+                self._container_reads(held, site.scope, site.order, returns, skip=root)
                 return
         # --- a function or class of an imported library (none of the sinks above), a method of a model, of an
         # object a library made or of a string: its result is made from the value (`tf.reduce_mean`,
@@ -810,7 +810,7 @@ def parent_of(facts: Facts, node: cst.CSTNode) -> cst.CSTNode | None:
     if top is None or top < 0:
         return None
     parents = facts.cached(("purpose.parents", top), lambda: _parents(facts.module.body[top]))
-    return parents.get(id(node))  # type: ignore[no-any-return]
+    return parents.get(id(node))
 
 
 def _parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
@@ -846,9 +846,9 @@ def reach(facts: Facts, node: cst.CSTNode, scope: Scope | None = None, order: in
         else:
             return Reach(frozenset({Purpose.UNKNOWN}))
     key = ("purpose.reach", id(node))
-    cached = facts.cached(key, lambda: (node, _Walk(facts).run(node, scope, order)))  # type: ignore[arg-type]
+    cached = facts.cached(key, lambda: (node, _Walk(facts).run(node, scope, order)))
     if cached[0] is not node:
-        return Reach(_Walk(facts).run(node, scope, order))  # type: ignore[arg-type]
+        return Reach(_Walk(facts).run(node, scope, order))
     return Reach(cached[1])
 
 
@@ -885,4 +885,4 @@ def only_in_unit_tests(facts: Facts, scope: Scope) -> bool:
             pending.extend(site.scope for site in callers)
         return True
 
-    return facts.cached(("purpose.only_in_unit_tests", id(scope)), compute)  # type: ignore[no-any-return]
+    return facts.cached(("purpose.only_in_unit_tests", id(scope)), compute)

@@ -19,7 +19,7 @@ def binding_read(facts: Facts, binding: Binding, _seen: set[int] | None = None) 
         index = _returned_at(facts, use.node, use.scope)
         if index is False:
             return True
-        if _callers_read(facts, use.scope, index, seen):  # type: ignore[arg-type]
+        if _callers_read(facts, use.scope, index, seen):
             return True
     return False
 
@@ -62,7 +62,7 @@ def result_discarded(facts: Facts, site: CallSite) -> bool:
     index = _returned_at(facts, site.node, site.scope)
     if index is False:
         return False
-    return not _callers_read(facts, site.scope, index, set())  # type: ignore[arg-type]
+    return not _callers_read(facts, site.scope, index, set())
 
 
 def dropped_weight_gradients(facts: Facts) -> list[CallSite]:
@@ -82,7 +82,7 @@ def dropped_weight_gradients(facts: Facts) -> list[CallSite]:
                 found.append(site)
         return found
 
-    return facts.cached("dropped_weight_gradients", compute)  # type: ignore[no-any-return]
+    return facts.cached("dropped_weight_gradients", compute)
 
 
 def value_kept(facts: Facts, site: CallSite, element: int | None = None) -> bool | None:

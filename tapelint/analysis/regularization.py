@@ -153,7 +153,7 @@ class RegularizationReader:
 
 
 def regularization_reader(facts: Facts) -> RegularizationReader:
-    return facts.cached("regularization_reader", lambda: RegularizationReader(facts))  # type: ignore[return-value]
+    return facts.cached("regularization_reader", lambda: RegularizationReader(facts))
 
 
 def _scopes_reached(facts: Facts, scope: Scope, block: TapeBlock | None, depth: int = 0) -> list[Scope]:

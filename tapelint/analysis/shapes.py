@@ -160,7 +160,7 @@ def elementwise_operations(facts: Facts) -> list[Elementwise]:
         found = (elementwise_operation(facts, node) for node in iter_nodes(facts.module))
         return [op for op in found if op is not None]
 
-    return facts.cached("elementwise_operations", compute)  # type: ignore[no-any-return]
+    return facts.cached("elementwise_operations", compute)
 
 
 def _position(facts: Facts, node: cst.CSTNode) -> tuple[Scope, int] | None:
@@ -200,7 +200,7 @@ def _read_positions(facts: Facts) -> dict[int, tuple[Scope, int]]:
 
 
 def _reader(facts: Facts) -> "_Shapes":
-    return facts.cached("shapes", lambda: _Shapes(facts))  # type: ignore[no-any-return]
+    return facts.cached("shapes", lambda: _Shapes(facts))
 
 
 def _int(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> int | None:

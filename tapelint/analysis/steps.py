@@ -48,7 +48,7 @@ def step_functions(facts: Facts) -> list[Scope]:
                 found.append(scope)
         return found
 
-    return facts.cached("step_functions", compute)  # type: ignore[return-value]
+    return facts.cached("step_functions", compute)
 
 
 def step_loops(facts: Facts) -> list[Span]:
@@ -67,7 +67,7 @@ def step_loops(facts: Facts) -> list[Span]:
                 found.append(loop)
         return found
 
-    return facts.cached("step_loops", compute)  # type: ignore[return-value]
+    return facts.cached("step_loops", compute)
 
 
 def call_method(scope: Scope) -> bool:

@@ -63,7 +63,7 @@ class BootstrappedTarget:
 
 def bootstrapped_targets(facts: Facts) -> list[BootstrappedTarget]:
     """Regression targets computed, inside the tape, from the model whose weights the gradient is for."""
-    return facts.cached("bootstrapped_targets", lambda: _Finder(facts).run())  # type: ignore[no-any-return]
+    return facts.cached("bootstrapped_targets", lambda: _Finder(facts).run())
 
 
 def regressions(facts: Facts) -> list[Regression]:
@@ -94,25 +94,25 @@ def regressions(facts: Facts) -> list[Regression]:
             pending: list[tuple[cst.CSTNode, CallSite | None]] = [(tape.node.body, None)]
             while pending:
                 node, around = pending.pop()
-                kind = type(node)  # exact types: a failed isinstance against a libcst class costs an ABC check
-                if kind is cst.Call:
-                    around = facts.call_site(node) or around  # type: ignore[arg-type]
-                if (kind is cst.BinaryOperation and type(node.operator) is cst.Power  # type: ignore[attr-defined]
-                        and type(node.right) is cst.Integer and node.right.value == "2"  # type: ignore[attr-defined]
+                # Exact types: a failed isinstance against a libcst class costs an ABC check.
+                if type(node) is cst.Call:
+                    around = facts.call_site(node) or around
+                if (type(node) is cst.BinaryOperation and type(node.operator) is cst.Power
+                        and type(node.right) is cst.Integer and node.right.value == "2"
                         and id(node) not in seen):
                     seen.add(id(node))
                     inner = [facts.call_site(n) for n in iter_nodes(node) if isinstance(n, cst.Call)]
-                    site = around or next((c for c in inner if c is not None), None)
-                    difference = _difference(resolver, node.left, site.scope, site.order) if site else None
-                    if site is not None and difference is not None:
+                    at = around or next((c for c in inner if c is not None), None)
+                    difference = _difference(resolver, node.left, at.scope, at.order) if at else None
+                    if at is not None and difference is not None:
                         (left, right), scope, order = difference
-                        found.append(Regression(node, (left, right), False, site, scope, order))
+                        found.append(Regression(node, (left, right), False, at, scope, order))
                 for child in child_nodes(node):
                     if type(child) not in DEFINITION_TYPES:
                         pending.append((child, around))
         return found
 
-    return facts.cached("regressions", compute)  # type: ignore[no-any-return]
+    return facts.cached("regressions", compute)
 
 
 class _Finder:

@@ -197,7 +197,7 @@ def _decorator_call(scope: Scope) -> tuple[cst.CSTNode, cst.Call | None]:
 
 def tracing(facts: Facts) -> Tracing:
     """The entries of this module and every scope that runs traced (computed once per file)."""
-    return facts.cached("tracing", lambda: _compute(facts))  # type: ignore[no-any-return]
+    return facts.cached("tracing", lambda: _compute(facts))
 
 
 def _compute(facts: Facts) -> Tracing:
@@ -270,7 +270,7 @@ def _calls_by_last_name(facts: Facts) -> dict[str, list[CallSite]]:
                 index.setdefault(site.func.rsplit(".", 1)[-1], []).append(site)
         return index
 
-    return facts.cached("calls_by_last_name", compute)  # type: ignore[no-any-return]
+    return facts.cached("calls_by_last_name", compute)
 
 
 def entry_calls(facts: Facts, entry: Entry) -> list[CallSite]:
@@ -460,7 +460,7 @@ class _NumberReader:
                     return bool(expr.args) and all(not a.star and self.number(a.value, scope, order)
                                                    for a in expr.args)
             qualified = self.f.resolve(func)
-            return bool(qualified) and qualified.startswith("math.") and qualified.count(".") == 1
+            return qualified is not None and qualified.startswith("math.") and qualified.count(".") == 1
         if isinstance(expr, (cst.Name, cst.Attribute)):
             bindings = self._bindings(expr, scope, order)
             if not bindings:
@@ -651,14 +651,14 @@ def _attribute_bindings(facts: Facts) -> dict[str, list]:
                 index.setdefault(binding.target.rsplit(".", 1)[1], []).append(binding)
         return index
 
-    return facts.cached("tracing.attribute_bindings", compute)  # type: ignore[no-any-return]
+    return facts.cached("tracing.attribute_bindings", compute)
 
 
 def _called_in_place(facts: Facts, site: CallSite) -> bool:
     """Is the object this construction makes called in the same function (`Dense(4)(x)`, or
     `dense = Dense(4)` then `dense(x)`)? Only then does a layer or model build its weights there."""
     parent = facts.cached("called_constructions", lambda: {id(c.node.func) for c in facts.calls})
-    if id(site.node) in parent:  # type: ignore[operator]
+    if id(site.node) in parent:
         return True
     for binding in facts.bindings_of_value(site.node):
         if binding.index is None and any(c.scope is site.scope and c.order > site.order

@@ -68,7 +68,7 @@ def untracked_variables(facts: Facts) -> list[UntrackedVariable]:
                                            _differentiated(facts, value), _fitted(facts, cls)))
         return found
 
-    return facts.cached("untracked_variables", compute)  # type: ignore[no-any-return]
+    return facts.cached("untracked_variables", compute)
 
 
 def _trainable(call: cst.Call) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
-from tapelint.analysis.facts import Binding, Facts, arg_value
+from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
 from tapelint.analysis.training import frozen_values, parts
 from tapelint.analysis.values import last_assignment, values
@@ -64,10 +64,10 @@ def weight_reads(facts: Facts, freeze: Binding, holder: str) -> list[WeightRead]
     return found
 
 
-def _weight_attributes(facts: Facts, expr: cst.BaseExpression | None, scope, order: int,  # type: ignore[no-untyped-def]
-                       depth: int = 0) -> list[tuple[cst.Attribute, object, int]]:
+def _weight_attributes(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
+                       depth: int = 0) -> list[tuple[cst.Attribute, Scope, int]]:
     """`X.trainable_variables`-like reads in `expr` (a sum, a list), followed through one plain binding per name."""
-    found: list[tuple[cst.Attribute, object, int]] = []
+    found: list[tuple[cst.Attribute, Scope, int]] = []
     if expr is None or depth > 4:
         return found
     if isinstance(expr, cst.Attribute) and expr.attr.value in WEIGHT_ATTRIBUTES:
@@ -87,7 +87,7 @@ def _weight_attributes(facts: Facts, expr: cst.BaseExpression | None, scope, ord
     return found
 
 
-def trainable_at(facts: Facts, holder: str, scope, order: int, depth: int = 0) -> bool | None:  # type: ignore[no-untyped-def]
+def trainable_at(facts: Facts, holder: str, scope: Scope, order: int, depth: int = 0) -> bool | None:
     """The model's `trainable` flag when code at (`scope`, `order`) runs: the last `holder.trainable = ...`
     before it in the same function; with none, the flag at every call of the function (a function nobody
     here calls runs after the module: the flag the module leaves). A model is trainable until frozen. A
@@ -120,7 +120,7 @@ def trainable_at(facts: Facts, holder: str, scope, order: int, depth: int = 0) -
     return states.pop() if len(states) == 1 else None
 
 
-def _sets_trainable(facts: Facts, site) -> bool:  # type: ignore[no-untyped-def]
+def _sets_trainable(facts: Facts, site: CallSite) -> bool:
     """Does the call run a function of this file that assigns some `X.trainable`?"""
     callee = facts.functions.get(site.func or "")
     if callee is None:

@@ -64,7 +64,7 @@ def trained(facts: Facts) -> Trained:
             unknown = unknown or lost
         return Trained(frozenset(models), unknown)
 
-    return facts.cached("trained", compute)  # type: ignore[no-any-return]
+    return facts.cached("trained", compute)
 
 
 def _only_inputs(found: frozenset[Value]) -> bool:
@@ -80,7 +80,7 @@ def parts(facts: Facts, model: Value) -> frozenset[Value] | None:
         found = _parts(facts, model, 0)
         return frozenset(found) if found is not None else None
 
-    return facts.cached(("training.parts", model), compute)  # type: ignore[no-any-return]
+    return facts.cached(("training.parts", model), compute)
 
 
 def _parts(facts: Facts, model: Value, depth: int) -> set[Value] | None:
@@ -174,7 +174,7 @@ def frozen_models(facts: Facts) -> frozenset[Value]:
                 found |= {v for v in frozen if v.kind in _MODEL_KINDS}
         return frozenset(found)
 
-    return facts.cached("training.frozen_models", compute)  # type: ignore[no-any-return]
+    return facts.cached("training.frozen_models", compute)
 
 
 def head_weighted_layers(facts: Facts, holder: str) -> int | None:

@@ -96,7 +96,7 @@ def _origin_call(facts: Facts, part: Part) -> tuple[cst.Call, Scope, int] | None
     use = _use_of(facts, part.node)
     if use is None:
         return None
-    expr: cst.BaseExpression | None = part.node  # type: ignore[assignment]
+    expr: cst.BaseExpression | None = part.node
     scope, order = use.scope, use.order
     resolver = values(facts)
     for _ in range(8):
@@ -172,4 +172,4 @@ def _reads_parameters(builder: Scope, construction: cst.Call) -> bool:
 
 def _use_of(facts: Facts, node: cst.CSTNode) -> NameUse | None:
     index = facts.cached("tl006.uses_by_node", lambda: {id(u.node): u for u in facts.name_uses})
-    return index.get(id(node))  # type: ignore[no-any-return]
+    return index.get(id(node))

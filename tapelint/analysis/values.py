@@ -574,18 +574,18 @@ class Values:
                 if all(v.kind is Kind.CONTAINER for v in inner):
                     return inner
                 return frozenset({Value(Kind.CONTAINER, id(call), call, items=(self.elements(inner),), uniform=True)})
-        if type(func) is cst.Attribute and func.attr.value in ("values", "keys", "items", "copy"):  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in ("values", "keys", "items", "copy"):
             receiver = self.of(func.value, scope, order)
             if all(v.kind is Kind.CONTAINER for v in receiver):
                 out_view: set[Value] = set()
                 for value in receiver:
                     out_view |= _dict_view(value, func.attr.value, call)
                 return frozenset(out_view)
-        if type(func) is cst.Attribute and func.attr.value in DATASET_METHODS:  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in DATASET_METHODS:
             receiver = self.of(func.value, scope, order)
             if receiver and all(v.kind is Kind.DATASET for v in receiver):
                 return frozenset({Value(Kind.DATASET, id(call), call, cls="tensorflow.data.Dataset")})
-        if type(func) is cst.Attribute and func.attr.value in ("gradient", "jacobian"):  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in ("gradient", "jacobian"):
             receiver = self.of(func.value, scope, order)
             if receiver and all(v.kind is Kind.TAPE for v in receiver):
                 return frozenset({Value(Kind.GRADIENTS, id(call), call)})
@@ -715,7 +715,7 @@ def _arith(op: cst.BaseBinaryOp, a: object, b: object) -> object:
 
 def values(facts: Facts) -> Values:
     """The module's resolver (one per `Facts`, so every rule shares its memo)."""
-    return facts.cached("values", lambda: Values(facts))  # type: ignore[no-any-return]
+    return facts.cached("values", lambda: Values(facts))
 
 
 def values_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> frozenset[Value]:

@@ -108,7 +108,7 @@ def zipped_lists(facts: Facts) -> list[ZippedLists]:
             found.append(ZippedLists(apply, args[0], args[1], zip_site.scope, zip_site.order))
         return found
 
-    return facts.cached("zipped_lists", compute)  # type: ignore[no-any-return]
+    return facts.cached("zipped_lists", compute)
 
 
 def gradient_origin(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> CallSite | None:

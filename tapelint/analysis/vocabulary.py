@@ -30,7 +30,7 @@ def optimizer_class(qualified: str | None) -> str | None:
 
 
 def is_legacy_optimizer(qualified: str | None) -> bool:
-    return bool(qualified) and ".legacy." in qualified
+    return qualified is not None and ".legacy." in qualified
 
 
 SCHEDULE_PREFIX = "keras.optimizers.schedules."

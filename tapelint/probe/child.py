@@ -74,9 +74,9 @@ def main(argv: list[str]) -> int:
 
     try:
         import tensorflow as tf
-    except (ImportError, MemoryError) as error:  # MemoryError: a --memory-limit too low for TensorFlow
-        payload.update(status="setup-error", error={"message": f"cannot import tensorflow: {type(error).__name__}: "
-                                                               f"{error}", "type": type(error).__name__})
+    except (ImportError, MemoryError) as failure:  # MemoryError: a --memory-limit too low for TensorFlow
+        payload.update(status="setup-error", error={"message": f"cannot import tensorflow: {type(failure).__name__}: "
+                                                               f"{failure}", "type": type(failure).__name__})
         _write(report_path, payload)
         return 0
 
@@ -124,9 +124,9 @@ def main(argv: list[str]) -> int:
                      "frame": last_user_frame(exit_)}
     except KeyboardInterrupt:
         status, error = "raised", {"message": "KeyboardInterrupt"}
-    except BaseException as caught:  # noqa: BLE001 - the user's error is reported, never re-raised
-        status, error = "raised", {"message": error_line(caught), "type": type(caught).__name__,
-                                   "frame": last_user_frame(caught)}
+    except BaseException as raised:  # noqa: BLE001 - the user's error is reported, never re-raised
+        status, error = "raised", {"message": error_line(raised), "type": type(raised).__name__,
+                                   "frame": last_user_frame(raised)}
     if recorder.stopped:
         status, error, exit_code = "stopped", None, None
     try:

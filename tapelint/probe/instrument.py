@@ -998,7 +998,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable], Callable]]]:
     except ImportError:
         pass
     # Keras 2 through tf_keras, only when the user has it.
-    if importlib.util.find_spec("tf_keras") is not None:  # type: ignore[attr-defined]
+    if importlib.util.find_spec("tf_keras") is not None:
         try:
             import tf_keras
 

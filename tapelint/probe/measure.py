@@ -57,9 +57,9 @@ def _libraries() -> tuple[str, ...]:
         dirs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
         dirs.add(os.path.dirname(tapelint.__file__))
         for name in ("tensorflow", "keras", "tf_keras", "numpy"):
-            module = sys.modules.get(name)
-            if module is not None and getattr(module, "__file__", None):
-                dirs.add(os.path.dirname(module.__file__))
+            file = getattr(sys.modules.get(name), "__file__", None)
+            if isinstance(file, str) and file:
+                dirs.add(os.path.dirname(file))
         _library_dirs = tuple(os.path.realpath(d) + os.sep for d in dirs)
     return _library_dirs
 
