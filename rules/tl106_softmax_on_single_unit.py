@@ -102,21 +102,21 @@ class SoftmaxOnSingleUnit(Rule):
         # alike, layers between them that keep the width (Dropout, BatchNormalization) skipped.
         for construction in sequential_constructions(facts):
             layers = stack_layers(facts, construction.node) or []
-            for index, layer in enumerate(layers):
-                if layer is None or layer[0] not in _SOFTMAX_LAYERS or id(layer[1]) in reported:
+            for index, entry in enumerate(layers):
+                if entry is None or entry[0] not in _SOFTMAX_LAYERS or id(entry[1]) in reported:
                     continue
-                if not self._is_softmax_layer(layer[1], layer[0]) or self._explicit_other_axis(layer[1]):
+                if not self._is_softmax_layer(entry[1], entry[0]) or self._explicit_other_axis(entry[1]):
                     continue
                 previous = width_layer_before(layers, index)
                 if previous is not None and layer_units(facts, previous[1]) == 1:
-                    reported.add(id(layer[1]))
-                    self.report(layer[1], where=f"`{layer[0]}` after a one-unit `{previous[0]}`")
+                    reported.add(id(entry[1]))
+                    self.report(entry[1], where=f"`{entry[0]}` after a one-unit `{previous[0]}`")
 
     def _softmax_layer_applied(self, site: CallSite) -> tuple[str, cst.Call] | None:
         """(class, construction) when the call applies one softmax layer (`Softmax()`, `Activation("softmax")`)."""
         func = site.node.func
         if type(func) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
-            cls = layer_class(self.facts, func)  # type: ignore[arg-type]
+            cls = layer_class(self.facts, func)
             found = [(cls, func)] if cls is not None else []
         elif type(func) in (cst.Name, cst.Attribute) and site.qualified is None:
             found = layer_constructions(self.facts, func, site.scope, site.order) or []
@@ -125,9 +125,9 @@ class SoftmaxOnSingleUnit(Rule):
         if len(found) != 1:
             return None
         cls, layer = found[0]
-        if cls not in _SOFTMAX_LAYERS or not self._is_softmax_layer(layer, cls) or self._explicit_other_axis(layer):  # type: ignore[arg-type]
+        if cls not in _SOFTMAX_LAYERS or not self._is_softmax_layer(layer, cls) or self._explicit_other_axis(layer):
             return None
-        return cls, layer  # type: ignore[return-value]
+        return cls, layer
 
     def _is_softmax_layer(self, call: cst.Call, cls: str) -> bool:
         return layer_activation(self.facts, call, cls) == "softmax"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 
 import typer
@@ -27,7 +27,8 @@ EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 class _DefaultCheckGroup(TyperGroup):
     """Routes `tapelint src/` to the `check` command, so the short form keeps working."""
 
-    def parse_args(self, ctx: "typer.Context", args: list[str]) -> list[str]:
+    # `ctx` is the click Context typer hands on (typer vendors click, under a private module name).
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
             args = ["check", *args]
         return super().parse_args(ctx, args)

@@ -44,12 +44,12 @@ from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, LOAD_MODEL, MODEL_C
 
 def is_sequential(facts: Facts, call: cst.CSTNode | None) -> bool:
     """Is this node a `Sequential(...)` construction (any spelling of the class)?"""
-    return type(call) is cst.Call and facts.resolve(call.func) in SEQUENTIAL_CLASSES  # type: ignore[union-attr]
+    return type(call) is cst.Call and facts.resolve(call.func) in SEQUENTIAL_CLASSES
 
 
 def is_functional(facts: Facts, call: cst.CSTNode | None) -> bool:
     """Is this node a `Model(inputs, outputs)` construction?"""
-    return type(call) is cst.Call and facts.resolve(call.func) in FUNCTIONAL_CLASSES  # type: ignore[union-attr]
+    return type(call) is cst.Call and facts.resolve(call.func) in FUNCTIONAL_CLASSES
 
 
 # ----------------------------------------------------------------------------- a Sequential's layers
@@ -76,7 +76,7 @@ class StackEntry:
             return None
         if not value.cls.startswith("keras.layers."):
             return None
-        return value.cls.rsplit(".", 1)[-1], value.node  # type: ignore[return-value]
+        return value.cls.rsplit(".", 1)[-1], value.node
 
     @property
     def model(self) -> Value | None:
@@ -115,7 +115,7 @@ def _stack(facts: Facts, construction: cst.Call) -> Stack | None:
                 continue
             out.append(StackEntry(element.value, site.scope, site.order,
                                   resolver.of(element.value, site.scope, site.order)))
-    elif listed is not None and not (type(listed) is cst.Name and listed.value == "None"):  # type: ignore[attr-defined]
+    elif listed is not None and not (type(listed) is cst.Name and listed.value == "None"):
         # `Sequential(layers)`: a list built elsewhere, read through the value model.
         held = resolver.of(listed, site.scope, site.order)
         if len(held) != 1:
@@ -152,20 +152,20 @@ def _adds(facts: Facts) -> dict[int, list[tuple[CallSite, bool]]]:
             func = site.node.func
             if site.method != "add" or type(func) is not cst.Attribute or not site.node.args:
                 continue
-            receivers = values_of(facts, func.value, site.scope, site.order)  # type: ignore[attr-defined]
+            receivers = values_of(facts, func.value, site.scope, site.order)
             models = [v for v in receivers if v.kind is Kind.MODEL and is_sequential(facts, v.node)]
             certain = len(models) == 1 and len(receivers) == 1 and len(site.node.args) == 1
             for model in models:
                 found.setdefault(id(model.node), []).append((site, certain))
         return found
 
-    return facts.cached("models.adds", compute)  # type: ignore[return-value]
+    return facts.cached("models.adds", compute)
 
 
 def sequential_constructions(facts: Facts) -> list[CallSite]:
     """Every `Sequential(...)` construction of the module."""
     return facts.cached("models.sequentials", lambda: [
-        site for site in facts.calls if site.qualified in SEQUENTIAL_CLASSES])  # type: ignore[return-value]
+        site for site in facts.calls if site.qualified in SEQUENTIAL_CLASSES])
 
 
 def stack_layers(facts: Facts, construction: cst.CSTNode) -> list[tuple[str, cst.Call] | None] | None:
@@ -232,8 +232,8 @@ class ModelReader:
             return None
         f = self.f
         if type(expr) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
-            qualified = f.resolve(expr.func)  # type: ignore[attr-defined]
-            app = application_name(f, expr)  # type: ignore[arg-type]
+            qualified = f.resolve(expr.func)
+            app = application_name(f, expr)
             if app is not None:
                 include_top = boolean(arg_value(expr, 0, "include_top"))
                 info = KerasModel(expr, "application", app, application=app)
@@ -243,7 +243,7 @@ class ModelReader:
                     info.output = OutputInfo(_kind_from_activation(act), expr, f"`{app}` classifier", act)
                 return info
             if qualified in SEQUENTIAL_CLASSES:
-                return self._sequential(expr)  # type: ignore[arg-type]
+                return self._sequential(expr)
             if qualified in FUNCTIONAL_CLASSES:
                 outputs = arg_value(expr, 1, "outputs")
                 info = KerasModel(expr, "functional", "Model")
@@ -260,15 +260,15 @@ class ModelReader:
             else:
                 # A builder method (`self.model = self.create_model()`) or any callee the value model can
                 # name: what the function returns.
-                callee = values_of(f, expr.func, scope, order)  # type: ignore[attr-defined]
+                callee = values_of(f, expr.func, scope, order)
                 functions = [v.scope for v in callee if v.kind is Kind.FUNCTION and v.scope is not None]
                 if len(functions) != len(callee):
                     return None
             for func in functions:
                 for ret in f.returns_of(func):
-                    info = self.model_of(ret.value, func, ret.order, depth + 1)
-                    if info is not None:
-                        return info
+                    returned = self.model_of(ret.value, func, ret.order, depth + 1)
+                    if returned is not None:
+                        return returned
             return None
         name = dotted(expr)
         if name is None:
@@ -325,7 +325,7 @@ class ModelReader:
             info.output = self._sequential_output(info)
             return info
 
-        return self.f.cached(("models.sequential", id(call)), compute)  # type: ignore[return-value]
+        return self.f.cached(("models.sequential", id(call)), compute)
 
     def _sequential_output(self, info: KerasModel) -> OutputInfo:
         for cls, call in reversed(info.layers):
@@ -346,6 +346,8 @@ class ModelReader:
                     nested = self.model_of(call, entry.scope, entry.order, 1)
                     if nested is not None and nested.construction is not info.construction:
                         return nested.output
+                return UNKNOWN
+            if type(call) is not cst.Call:
                 return UNKNOWN
             act = layer_activation(self.f, call, cls)
             return OutputInfo(_kind_from_activation(act), call, f"`{cls}` layer", act)
@@ -379,7 +381,7 @@ class ModelReader:
             finally:
                 self._subclasses_in_progress.discard(class_name)
 
-        return self.f.cached(("subclass", class_name), guarded)  # type: ignore[return-value]
+        return self.f.cached(("subclass", class_name), guarded)
 
     # --- values
     def value_kind(self, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> OutputInfo:
@@ -390,19 +392,19 @@ class ModelReader:
         if isinstance(expr, cst.Call):
             qualified = f.resolve(expr.func)
             if qualified in ACTIVATION_FUNCTIONS:
-                act = ACTIVATION_FUNCTIONS[qualified]
-                return OutputInfo(_kind_from_activation(act), expr, f"`{dotted(expr.func)}`", act)
+                named = ACTIVATION_FUNCTIONS[qualified]
+                return OutputInfo(_kind_from_activation(named), expr, f"`{dotted(expr.func)}`", named)
             if qualified in ("tensorflow.squeeze", "tensorflow.reshape", "tensorflow.identity",
                              "keras.ops.squeeze", "keras.ops.reshape"):
                 return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
             # `Layer(...)(x)`: a functional layer application
             if isinstance(expr.func, cst.Call):
-                cls = layer_class(f, expr.func)
-                if cls is not None:
-                    if self._identity(cls, expr.func):
+                applied = layer_class(f, expr.func)
+                if applied is not None:
+                    if self._identity(applied, expr.func):
                         return self.value_kind(arg_value(expr, 0), scope, order, depth + 1)
-                    act = layer_activation(f, expr.func, cls)
-                    return OutputInfo(_kind_from_activation(act), expr.func, f"`{cls}` layer", act)
+                    act = layer_activation(f, expr.func, applied)
+                    return OutputInfo(_kind_from_activation(act), expr.func, f"`{applied}` layer", act)
                 return UNKNOWN
             # `self.dense(x)` where `self.dense = Dense(...)`
             func_name = dotted(expr.func)
@@ -420,9 +422,9 @@ class ModelReader:
                 # A helper of this module that returns the prediction: `forward(x)`.
                 helper = f.functions.get(func_name)
                 if helper is not None:
-                    kinds = [self.value_kind(r.value, helper, r.order, depth + 1) for r in f.returns_of(helper)]
-                    if kinds and all(k.kind is kinds[0].kind for k in kinds):
-                        return kinds[0]
+                    returned = [self.value_kind(r.value, helper, r.order, depth + 1) for r in f.returns_of(helper)]
+                    if returned and all(k.kind is returned[0].kind for k in returned):
+                        return returned[0]
             return UNKNOWN
         if isinstance(expr, cst.Subscript):
             return self.value_kind(expr.value, scope, order, depth + 1)
@@ -481,7 +483,7 @@ def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
 
 
 def model_reader(facts: Facts) -> ModelReader:
-    return facts.cached("model_reader", lambda: ModelReader(facts))  # type: ignore[return-value]
+    return facts.cached("model_reader", lambda: ModelReader(facts))
 
 
 def trains_a_model(facts: Facts) -> bool:
@@ -504,7 +506,7 @@ def trains_a_model(facts: Facts) -> bool:
             for cls in facts.classes.values() for base in cls.bases
         )
 
-    return facts.cached("trains_a_model", compute)  # type: ignore[return-value]
+    return facts.cached("trains_a_model", compute)
 
 
 # Layers that compute an affine map of their input when built without an activation.
@@ -555,10 +557,10 @@ def is_linear_model(facts: Facts, construction: cst.CSTNode, class_name: str | N
         cls = layer_class(facts, construction)
         return cls is not None and _affine_layer(facts, cls, construction)
     # `Sequential([normalizer, Dense(1)])`: each layer read through the value model, `.add` calls included.
-    layers = stack_layers(facts, construction)
-    if not layers:
+    stack = stack_layers(facts, construction)
+    if not stack:
         return False
-    return all(layer is not None and _affine_layer(facts, *layer) for layer in layers)
+    return all(layer is not None and _affine_layer(facts, layer[0], layer[1]) for layer in stack)
 
 
 def layer_constructions(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int
@@ -604,12 +606,12 @@ def compiles(facts: Facts) -> list[Compile]:
             if site.method != "compile" or type(func) is not cst.Attribute:
                 continue
             node = site.node
-            found.append(Compile(site, values_of(facts, func.value, site.scope, site.order),  # type: ignore[attr-defined]
+            found.append(Compile(site, values_of(facts, func.value, site.scope, site.order),
                                  arg_value(node, 0, "optimizer"), arg_value(node, 1, "loss"),
                                  arg_value(node, 2, "metrics")))
         return found
 
-    return facts.cached("models.compiles", compute)  # type: ignore[return-value]
+    return facts.cached("models.compiles", compute)
 
 
 def compile_for(facts: Facts, use: CallSite) -> Compile | None:
@@ -619,7 +621,7 @@ def compile_for(facts: Facts, use: CallSite) -> Compile | None:
     func = use.node.func
     if type(func) is not cst.Attribute:
         return None
-    receiver = values_of(facts, func.value, use.scope, use.order)  # type: ignore[attr-defined]
+    receiver = values_of(facts, func.value, use.scope, use.order)
     if len(receiver) != 1 or next(iter(receiver)).kind not in (Kind.MODEL, Kind.INSTANCE):
         return None
     before = [c for c in compiles(facts) if c.models == receiver and c.site.order < use.order and (

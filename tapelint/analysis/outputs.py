@@ -103,7 +103,7 @@ def constant_number(facts: Facts, expr: cst.BaseExpression | None, scope: Scope,
                and not isinstance(v.const, bool)}
     if len(numbers) != 1 or len(numbers) != len({v.const for v in found}) or is_unknown(found):
         return None
-    return float(next(iter(numbers)))  # type: ignore[arg-type]
+    return float(next(iter(numbers)))
 
 
 def layer_units(facts: Facts, construction: cst.Call) -> float | None:

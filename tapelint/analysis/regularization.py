@@ -63,12 +63,12 @@ class RegularizationReader:
                         continue  # `self` of another class (a regularising layer defined in the file)
                     return Regularization(site.node, f"`{holder}.add_loss`")
         if isinstance(model.construction, cst.Call):
-            site = f.call_site(model.construction)
-            if site is not None:
-                scope, order = site.scope, site.order
+            made = f.call_site(model.construction)
+            if made is not None:
+                scope, order = made.scope, made.order
         if model.kind == "sequential":
             for _, layer in model.layers:
-                found = _layer_regularization(f, layer) if type(layer) is cst.Call else None  # type: ignore[arg-type]
+                found = _layer_regularization(f, layer) if type(layer) is cst.Call else None
                 if found is not None:
                     return found
             # Layers it holds that are not Keras layers: a custom layer class, a nested model.

@@ -403,7 +403,9 @@ class _Shapes:
                 out.append(dims[axis] if whole else None)
                 axis += 1
                 continue
-            value = part.value  # type: ignore[union-attr]
+            if not isinstance(part, cst.Index):
+                return None
+            value = part.value
             if isinstance(value, cst.Name) and value.value == "None" or dotted(value) in ("tf.newaxis", "np.newaxis"):
                 out.append(1)
                 continue
@@ -414,8 +416,8 @@ class _Shapes:
             if _int(self.f, value, scope, order) is not None:
                 axis += 1  # an integer index drops the axis
                 continue
-            index = self.tensor(value, scope, order)
-            if index is not None and index.rank == 1 and not index.from_model:
+            selection = self.tensor(value, scope, order)
+            if selection is not None and selection.rank == 1 and not selection.from_model:
                 out.append(None)  # one integer array: a selection of rows
                 axis += 1
                 continue
@@ -497,8 +499,8 @@ class _Shapes:
             return self._literal_shape(arg_value(call, 0, "shape") or arg_value(call, 0, "dims"), scope, order,
                                        _text(f, call))
         if qualified in _LIKE:
-            inner = self.tensor(first, scope, order)
-            return replace(inner, from_model=False, column=False, evidence=_text(f, call)) if inner else None
+            like = self.tensor(first, scope, order)
+            return replace(like, from_model=False, column=False, evidence=_text(f, call)) if like else None
         if qualified in _RANGES:
             return TensorShape((None,), evidence=_text(f, call))
         if qualified in _RESHAPE:

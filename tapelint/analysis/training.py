@@ -103,7 +103,7 @@ def _parts(facts: Facts, model: Value, depth: int) -> set[Value] | None:
                     return None
                 out |= inner
         return out
-    if is_functional(facts, node):
+    if is_functional(facts, node) and isinstance(node, cst.Call):
         # A functional model: every model or layer called in the scope that builds it, before it.
         site = facts.call_site(node)
         if site is None:

@@ -109,6 +109,7 @@ def main(argv: list[str]) -> int:
 
     sys.argv = [options["script"], *options.get("args", [])]
     sys.path.insert(0, os.path.dirname(script))
+    error: dict[str, Any] | None
     status, error, exit_code = "ended", None, None
     try:
         runpy.run_path(script, run_name="__main__")

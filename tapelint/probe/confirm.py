@@ -233,8 +233,10 @@ def executed_files(result: ProbeResult, script: str) -> set[str]:
             add(variable.layer_site)
     for optimizer in evidence.optimizers:
         add(optimizer.site)
-    for call in [*evidence.loss_calls, *evidence.model_calls]:
-        add(call.site)
+    for loss_call in evidence.loss_calls:
+        add(loss_call.site)
+    for model_call in evidence.model_calls:
+        add(model_call.site)
     return files
 
 

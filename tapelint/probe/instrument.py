@@ -365,7 +365,8 @@ class _Value(np.ndarray):
     """A stashed value, read back: an array that answers `.numpy()` and `.device` as the tensor a host callback gets
     would (the callbacks' bodies take either)."""
 
-    device = ""
+    # A TensorFlow tensor's device string; numpy's stubs type ndarray.device as its array API's Literal["cpu"].
+    device = ""  # type: ignore[assignment]
 
     def numpy(self) -> np.ndarray:
         return self.view(np.ndarray)
@@ -698,7 +699,7 @@ def _traced_gradient(original: Callable, tape: Any, target: Any, sources: Any, f
                 measured.append(GradientSummary(
                     nonfinite=not finite, zero=finite and squares == 0.0, norm=math.sqrt(squares) if squares >= 0
                     else squares, mav=total / size if size else 0.0, size=size,
-                    alive=None if units is None else alive[offset:offset + units], device=device))
+                    alive=None if units is None or alive is None else alive[offset:offset + units], device=device))
         recorder.before_gradient(trainable, site, tape, read_values)
         recorder.after_gradient(rebuild_target(values[:n_target]), flat, measured, read_values)
 

@@ -271,7 +271,7 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     started = time.monotonic()
     subreaper = _become_subreaper()
     before = _children()
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
 
     def terminate(signum: int, frame: Any) -> None:  # noqa: ARG001
         raise _Terminated(signum)
