@@ -25,9 +25,10 @@ from tapelint.analysis.parsing import parse_module
 from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
-from tapelint.project import Prelude, imported_names, mentions_tensorflow, trains
+from tapelint.project import Prelude, imported_names
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
 from tapelint.text import reindent, source_lines
+from tapelint.triggers import mentions_tensorflow, trains
 
 # `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
 # code after it (`# noqa:`) is a malformed directive: it suppresses nothing rather than everything.

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tapelint import registry
-from tapelint.config import Config, ConfigFinder, forget_resolved_folders, resolved
+from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
-from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
-from tapelint.project import Prelude, ProjectIndex, forget_import_tables, mentions_tensorflow
+from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover,
+                            forget_resolved_folders, resolved)
+from tapelint.project import Prelude, ProjectIndex, forget_import_tables
+from tapelint.triggers import mentions_tensorflow
 
 if TYPE_CHECKING:
     from tapelint.cache import Cache
