@@ -5,14 +5,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import io
 import os
 import sys
 import re
 import threading
-import tokenize
 from functools import partial
-from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
@@ -20,126 +17,18 @@ from libcst.metadata import MetadataWrapper
 
 from tapelint import registry
 from tapelint.config import Config
-from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.diagnostic import Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.parsing import parse_module
 from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.project import Prelude, imported_names
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
-from tapelint.text import reindent, source_lines
+from tapelint.suppressions import UNUSED_NOQA, Suppressions, parse_suppressions, suppressed_by_file, unused_suppressions
+from tapelint.text import reindent
 from tapelint.triggers import mentions_tensorflow, trains
 
-# `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
-# code after it (`# noqa:`) is a malformed directive: it suppresses nothing rather than everything.
-_NOQA = re.compile(
-    r"#\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?", re.IGNORECASE)
-_FILE_NOQA = re.compile(
-    r"#\s*tapelint:\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?",
-    re.IGNORECASE)
 _KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
-
-
-@dataclass(frozen=True)
-class Suppressions:
-    file_all: bool
-    file_codes: frozenset[str]
-    lines: dict[int, frozenset[str] | None]  # None = bare noqa
-    # line -> (column where the `noqa` directive starts, its end column, the directive's text)
-    directives: dict[int, tuple[int, int, str]] = field(default_factory=dict)
-
-    def suppresses(self, diagnostic: Diagnostic) -> bool:
-        keys = {diagnostic.code.upper(), diagnostic.name.upper()}
-        if self.file_all or keys & self.file_codes:
-            return True
-        for line in {diagnostic.line, diagnostic.end_line}:
-            if line in self.lines:
-                codes = self.lines[line]
-                if codes is None or keys & codes:
-                    return True
-        return False
-
-
-def _codes(text: str | None) -> frozenset[str] | None:
-    if not text:
-        return None
-    return frozenset(part.strip().upper() for part in text.split(",") if part.strip())
-
-
-def parse_suppressions(source: str) -> Suppressions:
-    if "noqa" not in source.lower():
-        return Suppressions(False, frozenset(), {})
-    lines: dict[int, frozenset[str] | None] = {}
-    directives: dict[int, tuple[int, int, str]] = {}
-    file_all = False
-    file_codes: set[str] = set()
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
-    comments = [(tok.start[0], tok.start[1], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
-    for line, column, comment in comments:
-        file_match = _FILE_NOQA.search(comment)
-        if file_match:
-            if file_match.group("colon") and not file_match.group("codes"):
-                continue  # `# tapelint: noqa:` names no code: malformed, ignored
-            codes = _codes(file_match.group("codes"))
-            if codes is None:
-                file_all = True
-            else:
-                file_codes |= codes
-            continue
-        match = _NOQA.search(comment)
-        if match:
-            if match.group("colon") and not match.group("codes"):
-                continue  # `# noqa:` names no code: malformed, ignored
-            lines[line] = _codes(match.group("codes"))
-            directives[line] = (column + match.start(), column + match.end(), match.group(0))
-    return Suppressions(file_all, frozenset(file_codes), lines, directives)
-
-
-UNUSED_NOQA = ("TL900", "unused-noqa")
-
-
-def unused_suppressions(path: str, source: str, suppressions: Suppressions, found: list[Diagnostic],
-                        checked: dict[str, str]) -> list[Diagnostic]:
-    """`# noqa` directives (or their TL codes) that suppressed nothing. `checked` maps the codes and
-    names of the rules that ran on this file to their codes; codes of other tools are left alone."""
-    lines = source_lines(source)
-    unused_found: list[Diagnostic] = []
-    for line, codes in sorted(suppressions.lines.items()):
-        start, end, text = suppressions.directives[line]
-        here = [d for d in found if line in (d.line, d.end_line)]
-        if codes is None:
-            if here:
-                continue
-            unused, keep = ["`# noqa`"], []
-        else:
-            ours = {c: checked[c] for c in codes if c in checked}
-            used = {checked[k] for d in here for k in (d.code.upper(), d.name.upper()) if k in checked}
-            unused = sorted(c for c, code in ours.items() if code not in used)
-            if not unused:
-                continue
-            keep = sorted(c for c in codes if c not in unused)
-        row = lines[line - 1] if line - 1 < len(lines) else ""
-        if keep:
-            replacement, title = f"# noqa: {', '.join(keep)}", "Remove the unused codes"
-            edit = TextEdit(line, start, line, end, replacement)
-        else:
-            # Drop the directive (it starts with `#`) and the spaces before it; text after it stays a
-            # comment.
-            if row[end:].strip():
-                edit = TextEdit(line, start, line, end, "#")
-            else:
-                cut = len(row[:start].rstrip())
-                edit = TextEdit(line, cut, line, len(row), "")
-            title = "Remove the unused `noqa`"
-        what = ", ".join(unused)
-        message = (f"Unused {what}: nothing is reported on this line" if codes is None
-                   else f"Unused `noqa` for {what}: no such finding on this line")
-        unused_found.append(Diagnostic(path, line, start, line, end, *UNUSED_NOQA, message, Severity.WARNING,
-                                       fix=Fix(title, (edit,), True)))
-    return unused_found
 
 
 def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
@@ -507,7 +396,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
             # A rule skipped by its trigger words ran in effect: it cannot report anything there.
             checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
             extra = unused_suppressions(path, source, suppressions, found, checked)
-            diagnostics += [d for d in extra if not _suppressed_by_file(suppressions, d)]
+            diagnostics += [d for d in extra if not suppressed_by_file(suppressions, d)]
     _release(shared)
     return sorted(diagnostics, key=Diagnostic.sort_key)
 
@@ -558,12 +447,7 @@ def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSy
                        "the file was not checked", Severity.ERROR)]
 
 
-def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> bool:
-    keys = {diagnostic.code, diagnostic.name.upper()}
-    return suppressions.file_all or bool(keys & suppressions.file_codes)
-
-
-__all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
+__all__ = ["lint_source", "parse_like_a_lint", "warm_up", "warm_prelude"]
 
 
 # A small training program for `warm_up`.
