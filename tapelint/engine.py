@@ -22,9 +22,10 @@ from tapelint.analysis.parsing import parse_module
 from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
-from tapelint.project import Prelude, imported_names
+from tapelint.prelude import Prelude, give_back
+from tapelint.project import imported_names
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
-from tapelint.suppressions import UNUSED_NOQA, Suppressions, parse_suppressions, suppressed_by_file, unused_suppressions
+from tapelint.suppressions import UNUSED_NOQA, parse_suppressions, suppressed_by_file, unused_suppressions
 from tapelint.text import reindent
 from tapelint.triggers import mentions_tensorflow, trains
 
@@ -514,43 +515,4 @@ def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tup
                          prelude_context=prelude, parse=parse_combined)
     if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
         return None
-    own_suppressions = parse_suppressions(source)
-    others: dict[str, Suppressions] = {}
-    out: list[Diagnostic] = []
-    for diagnostic in found:
-        if diagnostic.line > prelude.lines:
-            moved = _shift(diagnostic, path, lambda line: line - prelude.lines)
-            if moved is not None and not own_suppressions.suppresses(moved):
-                out.append(moved)
-            continue
-        located = prelude.locate(diagnostic.line)
-        if located is None or diagnostic.code in (registry.SYNTAX_ERROR[0], UNUSED_NOQA[0]):
-            continue
-        segment, _ = located
-        moved = _shift(diagnostic, segment.path, lambda line: (prelude.locate(line) or (None, None))[1])
-        if moved is None:
-            continue
-        suppressions = others.get(segment.path)
-        if suppressions is None:
-            suppressions = others[segment.path] = parse_suppressions(segment.text)
-        if not suppressions.suppresses(moved):
-            out.append(moved)
-    return sorted(out, key=Diagnostic.sort_key)
-
-
-def _shift(diagnostic: Diagnostic, path: str, line_of) -> Diagnostic | None:  # type: ignore[no-untyped-def]
-    line, end_line = line_of(diagnostic.line), line_of(diagnostic.end_line)
-    if line is None or end_line is None:
-        return None
-    fix = diagnostic.fix
-    if fix is not None:
-        edits = []
-        for edit in fix.edits:
-            start, end = line_of(edit.line), line_of(edit.end_line)
-            if start is None or end is None:
-                fix = None
-                break
-            edits.append(dataclasses.replace(edit, line=start, end_line=end))
-        else:
-            fix = dataclasses.replace(fix, edits=tuple(edits))
-    return dataclasses.replace(diagnostic, path=path, line=line, end_line=end_line, fix=fix)
+    return give_back(found, source, path, prelude)

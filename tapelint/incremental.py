@@ -38,7 +38,7 @@ import libcst as cst
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic
-from tapelint.project import Prelude
+from tapelint.prelude import Prelude
 from tapelint.splicing import opens_block as _opens_block
 
 Parse = Callable[[str], cst.Module]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tapelint.errors import TapelintError
 from tapelint.files import read_text, resolved
+from tapelint.prelude import Prelude, Segment
 from tapelint.text import source_lines
 from tapelint.triggers import TF_WORDS, trains
 
@@ -73,32 +74,6 @@ class SummaryStore:
 
     def put(self, key: str, data: dict) -> None:  # pragma: no cover - an interface
         pass
-
-
-@dataclass
-class Segment:
-    """Lines `first`..`last` (1-based, inclusive) of the prelude come from `path`, starting at `start`."""
-
-    path: str
-    first: int
-    last: int
-    start: int
-    text: str  # the whole module's text, for its suppression comments
-
-
-@dataclass
-class Prelude:
-    text: str
-    lines: int
-    segments: list[Segment]
-    # module file -> the line of the linting file's import that brought it in
-    origin: dict[str, int] = field(default_factory=dict)
-
-    def locate(self, line: int) -> tuple[Segment, int] | None:
-        for segment in self.segments:
-            if segment.first <= line <= segment.last:
-                return segment, segment.start + (line - segment.first)
-        return None
 
 
 def package_root(path: Path) -> Path:

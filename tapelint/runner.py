@@ -15,7 +15,8 @@ from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover,
                             forget_resolved_folders, resolved)
-from tapelint.project import Prelude, ProjectIndex, forget_import_tables
+from tapelint.prelude import Prelude
+from tapelint.project import ProjectIndex, forget_import_tables
 from tapelint.triggers import mentions_tensorflow
 
 if TYPE_CHECKING:
