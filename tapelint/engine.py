@@ -1,4 +1,10 @@
-"""The pure core: (source, path, config) -> diagnostics. No file or terminal I/O here."""
+"""The pure core: (source, path, config) -> diagnostics. No file or terminal I/O here.
+
+A lint is four steps (`_lint_source`): parse the module, instantiate the rules that apply to it, run them
+(one traversal, then each rule's check), and collect their reports as findings, less those the file's
+`# noqa` comments suppress. Around them: tapelint.guards (what keeps a file nested too deeply from
+crashing the run), tapelint.suppressions (`# noqa`), tapelint.prelude (a training file linted with the
+definitions it imports from its own project, and its findings given back to their files)."""
 
 from __future__ import annotations
 
@@ -10,98 +16,21 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from tapelint import registry
-from tapelint.config import Config
-from tapelint.diagnostic import Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.parsing import parse_module
-from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
+from tapelint.config import Config
+from tapelint.diagnostic import Diagnostic, Fix, Severity, TextEdit
 from tapelint.guards import guarded, nested_too_deeply
 from tapelint.prelude import Prelude, give_back
 from tapelint.project import imported_names
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
+from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.suppressions import UNUSED_NOQA, parse_suppressions, suppressed_by_file, unused_suppressions
 from tapelint.text import reindent
 from tapelint.triggers import mentions_tensorflow, trains
 
-_KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
-
-
-def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
-    if config.keras_version is not None:
-        return config.keras_version
-    if any(marker in source for marker in _KERAS2_MARKERS) or "tf_keras" in source:
-        if context.facts.imports.uses_tf_keras or "TF_USE_LEGACY_KERAS" in source:
-            return 2
-    return None
-
-
-def _syntax_error(path: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
-    line = max(error.raw_line, 1)
-    column = max(error.raw_column, 0)
-    message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
-    # libcst's positions for syntax errors can be a line late; CPython's are exact and cheap to get
-    # here, since this only runs for files that failed to parse.
-    try:
-        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
-    except SyntaxError as exact:
-        if exact.lineno:
-            line = exact.lineno
-            column = max((exact.offset or 1) - 1, 0)
-            message = exact.msg
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return Diagnostic(
-        path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
-        f"Syntax error: {message}; the file was not checked", Severity.ERROR,
-    )
-
-
-def _internal_error(path: str, rule: Rule) -> Diagnostic:
-    error = rule.crash
-    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
-    return Diagnostic(
-        path, 1, 0, 1, 0, registry.INTERNAL_ERROR[0], registry.INTERNAL_ERROR[1],
-        f"Internal error in {rule.code} {rule.name} ({detail}); its findings for this file are missing, "
-        "please report it",
-        Severity.ERROR,
-    )
-
-
-def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]
-    edits = []
-    for node, replacement in pending.changes:
-        rng = positions.get(node)
-        if rng is None:
-            return None
-        text = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
-        edits.append(TextEdit(rng.start.line, rng.start.column, rng.end.line, rng.end.column, text))
-    return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
-
-
-class _Dispatch:
-    """One read-only traversal for every rule's `visit_<Type>`/`leave_<Type>` functions."""
-
-    def __init__(self, rules: list[Rule]) -> None:
-        self.visit: dict[str, list] = {}
-        self.leave: dict[str, list] = {}
-        for rule in rules:
-            for name, func in rule.get_visitors().items():
-                kind, _, node_type = name.partition("_")
-                (self.visit if kind == "visit" else self.leave).setdefault(node_type, []).append(func)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        for func in self.visit.get(type(node).__name__, ()):
-            func(node)
-        return True  # like libcst's batched visitors, a False return does not prune
-
-    def on_leave(self, node: cst.CSTNode) -> None:
-        for func in self.leave.get(type(node).__name__, ()):
-            func(node)
-
-
-def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
-    walk(module, _Dispatch(rules))
+__all__ = ["lint_source", "warm_up", "warm_prelude"]
 
 
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
@@ -137,6 +66,8 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
                 cell_lines: CellLines | None = None, prelude: Prelude | None = None,
                 prelude_context: Prelude | None = None,
                 parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
+    """`lint_source` inside the guards. `prelude_context` is the prelude of a combined module being
+    linted (for rules that ask where a line came from)."""
     if prelude is not None and trains(source):
         # Only training code is worth analysing with what it imports; the rest is linted alone.
         if not force and not mentions_tensorflow(source):
@@ -157,103 +88,81 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return registry.code_enabled(code, name, [*config.ignore, *file_ignores])
 
     if not applicable:
-        # Nothing to analyse, but a TensorFlow file that does not parse is still worth saying; CPython's
-        # parser answers that several times faster than libcst.
-        if not allowed(*registry.SYNTAX_ERROR):
-            return []
-        try:
-            compile(source, path, "exec", dont_inherit=True, flags=0x400)
-        except SyntaxError as error:
-            line = error.lineno or 1
-            column = max((error.offset or 1) - 1, 0)
-            return [Diagnostic(path, line, column, line, column, *registry.SYNTAX_ERROR,
-                               f"Syntax error: {error.msg}; the file was not checked", Severity.ERROR)]
-        except (ValueError, RecursionError, MemoryError):
-            pass
-        return []
-
+        return _syntax_errors_only(source, path, allowed)
+    # The steps: parse, instantiate the rules, run them, collect their findings.
     try:
         module = parse_module(source) if parse is None else parse(source)
-    except cst.ParserSyntaxError as error:
-        if _python_parses(source):
-            return _lint_reindented(source, path, config, error, force=force, rules=rules,
-                                    rule_options=rule_options, cell_lines=cell_lines, allowed=allowed)
-        return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
-    except RecursionError:
-        diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
-                          "Syntax error: the file is nested too deeply to parse; the file was not checked",
-                          Severity.ERROR)
-        return [diag] if allowed(*registry.SYNTAX_ERROR) else []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    shared: dict = {}
-
-    def statement_of(node: cst.CSTNode) -> int | None:
-        facts = shared.get("facts")
-        return facts.top_statement.get(id(node)) if facts is not None else None
-
-    # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
-    shared["positions"] = LazyPositions(module, source, statement_of)
-    if path.endswith(".py"):
-        # Who else in the project imports this module: read only if a rule about to claim absence asks.
-        shared["importers"] = partial(imported_names, path)
-    context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
-    keras_version = _keras_version(config, source, context)
-    instances: list[Rule] = []
-    for rule_cls in applicable:
-        options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
-        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines,
-                                              prelude_context)))
-    visitors = [r for r in instances if r.get_visitors()]
-    if any(r.get_inherited_dependencies() for r in visitors):
-        wrapper.visit_batched(visitors)
-    elif visitors:
-        _visit_batched(module, visitors)
-    for rule in instances:
-        rule.run_check()
-
-    diagnostics: list[Diagnostic] = []
-    reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
-    if reports:
-        positions = shared["positions"]
-        seen: set[tuple] = set()
-        for rule, report in reports:
-            rng = positions.get(report.node)
-            if rng is None:
-                continue
-            fix = _to_fix(report.fix, module, positions) if report.fix else None
-            diag = Diagnostic(
-                path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
-                rule.code, rule.name, report.message, report.severity, report.confidence, fix,
-            )
-            key = (diag.code, diag.line, diag.column, diag.message)
-            if key not in seen:
-                seen.add(key)
-                diagnostics.append(diag)
-    for rule in instances:
-        if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
-            diagnostics.append(_internal_error(path, rule))
-    report_unused = any(r.code == UNUSED_NOQA[0] for r in applicable)
-    if diagnostics or report_unused:
-        suppressions = parse_suppressions(source)
-        found = diagnostics
-        diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
-        if report_unused and suppressions.lines:
-            # A rule skipped by its trigger words ran in effect: it cannot report anything there.
-            checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
-            extra = unused_suppressions(path, source, suppressions, found, checked)
-            diagnostics += [d for d in extra if not suppressed_by_file(suppressions, d)]
+    except (cst.ParserSyntaxError, RecursionError) as error:
+        return _unparsed(source, path, config, error, allowed, force=force, rules=rules, rule_options=rule_options,
+                         cell_lines=cell_lines)
+    shared = _shared_analyses(module, source, path)
+    instances = _instantiate(applicable, module, source, path, config, rule_options, shared, cell_lines,
+                             prelude_context)
+    _run(instances, module)
+    diagnostics = _collect(instances, module, path, shared["positions"], allowed)
+    diagnostics = _apply_noqa(diagnostics, source, path, applicable, enabled)
     _release(shared)
     return sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def _release(shared: dict) -> None:
-    """Break the reference cycles of one lint (the shared analyses point back at the facts, the positions
-    at `shared`), so that reference counting frees its tree and facts as soon as it ends. Left to the
-    cyclic collector, they would be traced once more, object by object, on its next full pass."""
-    facts = shared.get("facts")
-    if facts is not None:
-        facts.release()
-    shared.clear()
+def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
+                       rule_options: dict | None, prelude: Prelude,
+                       parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic] | None:
+    """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
+    source shift up by the prelude's length, lines of the prelude map to the module they came from.
+    None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
+    combined = prelude.text + source
+    whole = parse or parse_module
+
+    def parse_combined(text: str) -> cst.Module:
+        # The prelude's blocks are parsed once per process and spliced before the source's own statements
+        # (tapelint.splicing.splice_prelude: the module a full parse gives, or None to parse it whole).
+        if text == combined:
+            spliced = splice_prelude(prelude, source, whole, parse_module)
+            if spliced is not None:
+                return spliced
+        return whole(text)
+
+    found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
+                         prelude_context=prelude, parse=parse_combined)
+    if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
+        return None
+    return give_back(found, source, path, prelude)
+
+
+def warm_prelude(prelude: Prelude) -> None:
+    """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
+    warm_pieces(prelude, parse_module)
+
+
+def _syntax_errors_only(source: str, path: str, allowed: Callable[[str, str], bool]) -> list[Diagnostic]:
+    """No rule applies: nothing to analyse, but a TensorFlow file that does not parse is still worth saying;
+    CPython's parser answers that several times faster than libcst."""
+    if not allowed(*registry.SYNTAX_ERROR):
+        return []
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = max((error.offset or 1) - 1, 0)
+        return [Diagnostic(path, line, column, line, column, *registry.SYNTAX_ERROR,
+                           f"Syntax error: {error.msg}; the file was not checked", Severity.ERROR)]
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return []
+
+
+def _unparsed(source: str, path: str, config: Config, error: cst.ParserSyntaxError | RecursionError,
+              allowed: Callable[[str, str], bool], **options) -> list[Diagnostic]:
+    """Parse step, failed: the file's TL000, or its findings when only libcst's tokenizer refuses it."""
+    if isinstance(error, RecursionError):
+        diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
+                          "Syntax error: the file is nested too deeply to parse; the file was not checked",
+                          Severity.ERROR)
+        return [diag] if allowed(*registry.SYNTAX_ERROR) else []
+    if _python_parses(source):
+        return _lint_reindented(source, path, config, error, allowed=allowed, **options)
+    return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
 
 
 def _python_parses(source: str) -> bool:
@@ -292,7 +201,176 @@ def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSy
                        "the file was not checked", Severity.ERROR)]
 
 
-__all__ = ["lint_source", "warm_up", "warm_prelude"]
+def _syntax_error(path: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    line = max(error.raw_line, 1)
+    column = max(error.raw_column, 0)
+    message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    # libcst's positions for syntax errors can be a line late; CPython's are exact and cheap to get
+    # here, since this only runs for files that failed to parse.
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as exact:
+        if exact.lineno:
+            line = exact.lineno
+            column = max((exact.offset or 1) - 1, 0)
+            message = exact.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return Diagnostic(
+        path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
+        f"Syntax error: {message}; the file was not checked", Severity.ERROR,
+    )
+
+
+def _shared_analyses(module: cst.Module, source: str, path: str) -> dict:
+    """What the rules of one lint share (`RuleContext.shared`): the facts, made on first use, the positions
+    of reported nodes, and who else in the project imports this module."""
+    shared: dict = {}
+
+    def statement_of(node: cst.CSTNode) -> int | None:
+        facts = shared.get("facts")
+        return facts.top_statement.get(id(node)) if facts is not None else None
+
+    # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
+    shared["positions"] = LazyPositions(module, source, statement_of)
+    if path.endswith(".py"):
+        # Who else in the project imports this module: read only if a rule about to claim absence asks.
+        shared["importers"] = partial(imported_names, path)
+    return shared
+
+
+_KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
+
+def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
+    if config.keras_version is not None:
+        return config.keras_version
+    if any(marker in source for marker in _KERAS2_MARKERS) or "tf_keras" in source:
+        if context.facts.imports.uses_tf_keras or "TF_USE_LEGACY_KERAS" in source:
+            return 2
+    return None
+
+
+def _instantiate(applicable: list[type[Rule]], module: cst.Module, source: str, path: str, config: Config,
+                 rule_options: dict | None, shared: dict, cell_lines: CellLines | None,
+                 prelude_context: Prelude | None) -> list[Rule]:
+    """Instantiate step: each rule that applies, with its options and the Keras version the file targets."""
+    context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
+    keras_version = _keras_version(config, source, context)
+    instances: list[Rule] = []
+    for rule_cls in applicable:
+        options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
+        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines,
+                                              prelude_context)))
+    return instances
+
+
+class _Dispatch:
+    """One read-only traversal for every rule's `visit_<Type>`/`leave_<Type>` functions."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.visit: dict[str, list] = {}
+        self.leave: dict[str, list] = {}
+        for rule in rules:
+            for name, func in rule.get_visitors().items():
+                kind, _, node_type = name.partition("_")
+                (self.visit if kind == "visit" else self.leave).setdefault(node_type, []).append(func)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for func in self.visit.get(type(node).__name__, ()):
+            func(node)
+        return True  # like libcst's batched visitors, a False return does not prune
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        for func in self.leave.get(type(node).__name__, ()):
+            func(node)
+
+
+def _run(instances: list[Rule], module: cst.Module) -> None:
+    """Run step: one traversal for every rule's visit functions (libcst's own, which computes metadata, when
+    a rule declares metadata it needs), then each rule's check. A rule that raises keeps its error in
+    `Rule.crash`; the others carry on."""
+    visitors = [r for r in instances if r.get_visitors()]
+    if any(r.get_inherited_dependencies() for r in visitors):
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
+    elif visitors:
+        walk(module, _Dispatch(visitors))
+    for rule in instances:
+        rule.run_check()
+
+
+def _collect(instances: list[Rule], module: cst.Module, path: str, positions: LazyPositions,
+             allowed: Callable[[str, str], bool]) -> list[Diagnostic]:
+    """Collect step: each report as a finding at its node's position (the same finding of a rule once),
+    then an internal error for each rule that crashed, in place of its findings."""
+    diagnostics: list[Diagnostic] = []
+    reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
+    if reports:
+        seen: set[tuple] = set()
+        for rule, report in reports:
+            rng = positions.get(report.node)
+            if rng is None:
+                continue
+            fix = _to_fix(report.fix, module, positions) if report.fix else None
+            diag = Diagnostic(
+                path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
+                rule.code, rule.name, report.message, report.severity, report.confidence, fix,
+            )
+            key = (diag.code, diag.line, diag.column, diag.message)
+            if key not in seen:
+                seen.add(key)
+                diagnostics.append(diag)
+    for rule in instances:
+        if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
+            diagnostics.append(_internal_error(path, rule))
+    return diagnostics
+
+
+def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]
+    edits = []
+    for node, replacement in pending.changes:
+        rng = positions.get(node)
+        if rng is None:
+            return None
+        text = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+        edits.append(TextEdit(rng.start.line, rng.start.column, rng.end.line, rng.end.column, text))
+    return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
+
+
+def _internal_error(path: str, rule: Rule) -> Diagnostic:
+    error = rule.crash
+    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    return Diagnostic(
+        path, 1, 0, 1, 0, registry.INTERNAL_ERROR[0], registry.INTERNAL_ERROR[1],
+        f"Internal error in {rule.code} {rule.name} ({detail}); its findings for this file are missing, "
+        "please report it",
+        Severity.ERROR,
+    )
+
+
+def _apply_noqa(diagnostics: list[Diagnostic], source: str, path: str, applicable: list[type[Rule]],
+                enabled: tuple[type[Rule], ...]) -> list[Diagnostic]:
+    """The findings the file's `# noqa` comments leave, and the unused directives when TL900 runs."""
+    report_unused = any(r.code == UNUSED_NOQA[0] for r in applicable)
+    if diagnostics or report_unused:
+        suppressions = parse_suppressions(source)
+        found = diagnostics
+        diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
+        if report_unused and suppressions.lines:
+            # A rule skipped by its trigger words ran in effect: it cannot report anything there.
+            checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
+            extra = unused_suppressions(path, source, suppressions, found, checked)
+            diagnostics += [d for d in extra if not suppressed_by_file(suppressions, d)]
+    return diagnostics
+
+
+def _release(shared: dict) -> None:
+    """Break the reference cycles of one lint (the shared analyses point back at the facts, the positions
+    at `shared`), so that reference counting frees its tree and facts as soon as it ends. Left to the
+    cyclic collector, they would be traced once more, object by object, on its next full pass."""
+    facts = shared.get("facts")
+    if facts is not None:
+        facts.release()
+    shared.clear()
 
 
 # A small training program for `warm_up`.
@@ -330,33 +408,3 @@ def warm_up(copies: int = 1) -> None:
     lint_source(_WARM_UP * copies, "warm_up.py", Config())
     for rule in registry.all_rules():
         rule._visitor_names()  # filled per class on first use; a rule the sample does not trigger too
-
-
-def warm_prelude(prelude: Prelude) -> None:
-    """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
-    warm_pieces(prelude, parse_module)
-
-
-def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
-                       rule_options: dict | None, prelude: Prelude,
-                       parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic] | None:
-    """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
-    source shift up by the prelude's length, lines of the prelude map to the module they came from.
-    None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
-    combined = prelude.text + source
-    whole = parse or parse_module
-
-    def parse_combined(text: str) -> cst.Module:
-        # The prelude's blocks are parsed once per process and spliced before the source's own statements
-        # (tapelint.splicing.splice_prelude: the module a full parse gives, or None to parse it whole).
-        if text == combined:
-            spliced = splice_prelude(prelude, source, whole, parse_module)
-            if spliced is not None:
-                return spliced
-        return whole(text)
-
-    found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
-                         prelude_context=prelude, parse=parse_combined)
-    if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
-        return None
-    return give_back(found, source, path, prelude)
