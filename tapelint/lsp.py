@@ -39,6 +39,7 @@ from tapelint.incremental import common_prefix as _common_prefix, lint_buffer
 from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
+from tapelint.pools import kill_pool
 from tapelint.triggers import Trigger, occurs
 from tapelint.fixes import fix_source
 
@@ -603,7 +604,7 @@ class LintWorker:
             if remaining < limit:
                 return  # cheaper to let it finish than to start a process; its result is dropped
             pool, self._pool, self._spare = self._pool, self._spare, None
-        _kill(pool)
+        kill_pool(pool)
         self.keep_spare()
 
     def stop(self) -> None:
@@ -611,18 +612,7 @@ class LintWorker:
         with self._lock:
             pools, self._pool, self._spare = (self._pool, self._spare), None, None
         for pool in pools:
-            _kill(pool)
-
-
-def _kill(pool: Any) -> None:
-    if pool is None:
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        try:
-            process.kill()
-        except (OSError, AttributeError):
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
+            kill_pool(pool)
 
 
 class TapelintServer(LanguageServer):
