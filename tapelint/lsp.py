@@ -64,7 +64,7 @@ _SEVERITY = {
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# `# noqa: TL001, TL002` and the file-level `# tapelint: noqa: TL001`, as the engine reads them.
+# `# noqa: TL001, TL002` and the file-level `# tapelint: noqa: TL001`, as tapelint.suppressions reads them.
 _NOQA = re.compile(r"#\s*(?:tapelint:\s*)?noqa:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)",
                    re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z0-9_\-]+")
@@ -197,7 +197,7 @@ _CITED_LINE = re.compile(r"\bline (\d+)")
 # Words whose presence in the text the engine and the project index test (besides the rules' triggers).
 _TEXT_WORDS = ("tensorflow", "keras", "tf_keras", "TF_USE_LEGACY_KERAS", "from ", " import ", "GradientTape",
                "apply_gradients", "train_step", ".fit(")
-# Near the engine's guards against pathological nesting, a file is always linted in full.
+# Near the engine's guards against pathological nesting (tapelint.guards), a file is always linted in full.
 _GUARD_BRACKETS = 4000
 _GUARD_OPERATORS = 15000
 _GUARD_LINE = 900
