@@ -1,5 +1,6 @@
 """Writing a user's file without ever leaving it half-written: one rename, permissions and owner kept,
-stale temporaries of killed runs swept, and the files that must not be replaced refused."""
+stale temporaries of killed runs swept, and the files that must not be replaced refused. tapelint's own
+files (the result cache's entries) are written by the same rename, without what only a user's file needs."""
 
 from __future__ import annotations
 
@@ -65,14 +66,29 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     remove_stale_temps(path)
-    folder = path.parent
-    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path.name, os.getpid()), suffix=TEMP_SUFFIX, dir=folder)
+    _replace(path, data, mode, status, durable=True)
+
+
+def write_atomic_private(path: Path, text: str) -> None:
+    """Write one of tapelint's own files (an entry of the result cache) in one rename, so a concurrent
+    reader never sees it half-written. Unlike `write_atomic`: it is created readable by its owner only
+    (mkstemp's 0600), not flushed to disk first (one lost in a power cut is only a cache miss), and no
+    stale temporaries are swept (a cache folder holds thousands of entries)."""
+    _replace(path, text.encode("utf-8"), None, None, durable=False)
+
+
+def _replace(path: Path, data: bytes, mode: int | None, status: os.stat_result | None, *, durable: bool) -> None:
+    """Write `data` to a temporary file next to `path` (named for `remove_stale_temps`), give it `mode` and
+    the owner in `status` where given, and rename it over `path`; on any failure, remove it."""
+    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path.name, os.getpid()), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
         if status is not None and (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
             try:
                 # As root, a fixed file must stay its owner's; as anyone else this only keeps the group.

@@ -9,10 +9,11 @@ Like ruff's `.ruff_cache`, findings are stored per file under a key that covers 
   package and of its rules, so an edited rule in a development checkout is never answered from the
   cache), and the resolved config (selection, options, excludes, the config file's folder).
 
-Each entry is one small JSON file written atomically (a temporary file renamed into place), so runs in
-parallel (pre-commit and an editor, two terminals) never read a half-written entry; the worst a race
-costs is linting a file twice. An entry that cannot be read, or that does not decode, is a miss. A cache
-folder that cannot be created or written is not an error: the run lints without it.
+Each entry is one small JSON file written atomically (a temporary file renamed into place, by
+tapelint.atomic), so runs in parallel (pre-commit and an editor, two terminals) never read a half-written
+entry; the worst a race costs is linting a file twice. An entry that cannot be read, or that does not
+decode, is a miss. A cache folder that cannot be created or written is not an error: the run lints
+without it.
 
 This module imports neither libcst nor the rules: a run where every file hits never loads them.
 """
@@ -140,19 +141,10 @@ class Cache:
             if not self.folder.is_dir():
                 _create(self.folder)
             entry.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile  # only a miss writes: a run where every file hits never needs it
+            # Only a miss writes: a run where every file hits never imports this (nor tempfile).
+            from tapelint.atomic import write_atomic_private
 
-            fd, temp = tempfile.mkstemp(prefix=".entry.", suffix=".tmp", dir=entry.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(data)
-                os.replace(temp, entry)
-            except BaseException:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
-                raise
+            write_atomic_private(entry, data)
         except OSError:
             self.writable = False  # a read-only checkout, a full disk: lint on without the cache
 

@@ -1,6 +1,6 @@
-"""The commands: what `tapelint check` (with --fix, --diff, --probe), `tapelint probe` and
-`python -m tapelint.docs` do, on top of the library. `cli.py` parses arguments and calls these; nothing
-below this module calls back up into it (tests/test_layers.py checks)."""
+"""The commands: what `tapelint check` (with --fix, --diff, --probe) and `tapelint probe` do, on top of
+the library. `cli.py` parses arguments and calls these; nothing below this module calls back up into it
+(tests/test_layers.py checks). `python -m tapelint.docs` is tapelint.docs' own entry point (docs.main)."""
 
 from __future__ import annotations
 
@@ -309,40 +309,3 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
             print(f"Fixed {fixed}.", file=sys.stderr)
     emit_report(report, output_file, stream)
     return exit_code(run.diagnostics, errors, exit_zero, config.fail_on)
-
-
-def docs_command(argv: list[str] | None = None) -> int:
-    """`python -m tapelint.docs --write|--check`: regenerate (or check) docs/rules.md and the README table."""
-    import argparse
-
-    from tapelint import docs, registry
-
-    parser = argparse.ArgumentParser(prog="python -m tapelint.docs", description=docs.__doc__.splitlines()[0])
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="regenerate docs/rules.md and the README table")
-    mode.add_argument("--check", action="store_true", help="exit 1 when they are out of date")
-    parser.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
-    args = parser.parse_args(argv)
-    root = args.root or docs.default_root()
-    try:
-        expected = docs.expected_files(root)
-    except (OSError, ValueError) as error:
-        print(f"tapelint: error: {error}", file=sys.stderr)
-        return 2
-    incomplete = [p for rule in registry.all_rules() for p in docs.problems(rule)]
-    for problem in incomplete:
-        print(f"tapelint docs: {problem}", file=sys.stderr)
-    stale = [path for path, text in expected.items()
-             if not path.is_file() or path.read_text(encoding="utf-8") != text]
-    if args.check:
-        for path in stale:
-            print(f"{path.relative_to(root)} is out of date; run `python -m tapelint.docs --write`", file=sys.stderr)
-        return 1 if stale or incomplete else 0
-    from tapelint.atomic import write_atomic
-
-    for path in stale:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, expected[path])
-        print(f"wrote {path.relative_to(root)}")
-    return 0
-

@@ -16,6 +16,7 @@ else:  # pragma: no cover
 
 from tapelint import registry
 from tapelint.errors import ConfigError
+from tapelint.files import resolved
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__", "build", "dist",
@@ -144,36 +145,6 @@ class Config:
         if extend_select:
             changes["extend_select"] = (*self.extend_select, *extend_select)
         return replace(self, **changes) if changes else self
-
-
-# Folder (absolute, as written) -> the folder with its links followed. A run resolves thousands of files in
-# a few hundred folders; following every link of every file's path again was 0.8 s of a warm run over the
-# installed tensorflow. Cleared by forget_resolved_folders() at the start of each run.
-_REAL_FOLDERS: dict[str, Path] = {}
-_MAX_REAL_FOLDERS = 20_000
-
-
-def resolved(path: Path) -> Path:
-    """`path` made absolute with links followed, or merely absolute where a link loops (`Path.resolve`,
-    with each folder's links followed once per run; a name that is itself a link is followed each time)."""
-    try:
-        absolute = os.path.abspath(path)
-        folder, name = os.path.split(absolute)
-        if not name or ".." in Path(path).parts or os.path.islink(absolute):
-            return path.resolve()
-        real = _REAL_FOLDERS.get(folder)
-        if real is None:
-            if len(_REAL_FOLDERS) >= _MAX_REAL_FOLDERS:
-                _REAL_FOLDERS.clear()
-            real = _REAL_FOLDERS[folder] = Path(folder).resolve()
-        return real / name
-    except (RuntimeError, OSError):  # a symlink loop: RuntimeError before Python 3.13, OSError after
-        return Path(os.path.abspath(path))
-
-
-def forget_resolved_folders() -> None:
-    """Follow folders' links afresh (a new run: links may have changed since the last one)."""
-    _REAL_FOLDERS.clear()
 
 
 def _relative(path: str, root: str | None) -> str:

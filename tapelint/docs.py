@@ -338,7 +338,42 @@ def explain(key: str) -> str:
     return header + rule.docs() + "\n\n" + maturity_text(rule)
 
 
-if __name__ == "__main__":
-    from tapelint.commands import docs_command
+# --- `python -m tapelint.docs`: its own entry point, so that this module never imports the commands ---
 
-    sys.exit(docs_command())
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tapelint.docs --write|--check`: regenerate (or check) docs/rules.md and the README table."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tapelint.docs", description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="regenerate docs/rules.md and the README table")
+    mode.add_argument("--check", action="store_true", help="exit 1 when they are out of date")
+    parser.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
+    args = parser.parse_args(argv)
+    root = args.root or default_root()
+    try:
+        expected = expected_files(root)
+    except (OSError, ValueError) as error:
+        print(f"tapelint: error: {error}", file=sys.stderr)
+        return 2
+    incomplete = [p for rule in registry.all_rules() for p in problems(rule)]
+    for problem in incomplete:
+        print(f"tapelint docs: {problem}", file=sys.stderr)
+    stale = [path for path, text in expected.items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(root)} is out of date; run `python -m tapelint.docs --write`", file=sys.stderr)
+        return 1 if stale or incomplete else 0
+    from tapelint.atomic import write_atomic
+
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, expected[path])
+        print(f"wrote {path.relative_to(root)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,347 +1,36 @@
-"""The pure core: (source, path, config) -> diagnostics. No file or terminal I/O here."""
+"""The pure core: (source, path, config) -> diagnostics. No file or terminal I/O here.
+
+A lint is four steps (`_lint_source`): parse the module, instantiate the rules that apply to it, run them
+(one traversal, then each rule's check), and collect their reports as findings, less those the file's
+`# noqa` comments suppress. Around them: tapelint.guards (what keeps a file nested too deeply from
+crashing the run), tapelint.suppressions (`# noqa`), tapelint.prelude (a training file linted with the
+definitions it imports from its own project, and its findings given back to their files)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
-import io
-import os
-import sys
-import re
-import threading
-import tokenize
 from functools import partial
-from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from tapelint import registry
-from tapelint.config import Config
-from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
 from tapelint.analysis.parsing import parse_module
-from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
-from tapelint.project import Prelude, imported_names, mentions_tensorflow, trains
+from tapelint.config import Config
+from tapelint.diagnostic import Diagnostic, Fix, Severity, TextEdit
+from tapelint.guards import guarded, nested_too_deeply
+from tapelint.prelude import Prelude, give_back
+from tapelint.project import imported_names
 from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
-from tapelint.text import reindent, source_lines
+from tapelint.splicing import splice_prelude, warm_pieces
+from tapelint.suppressions import UNUSED_NOQA, parse_suppressions, suppressed_by_file, unused_suppressions
+from tapelint.text import reindent
+from tapelint.triggers import mentions_tensorflow, trains
 
-# `# noqa`, `# noqa: TL001, TL201` (whitespace allowed before the colon, as ruff reads it). A colon with no
-# code after it (`# noqa:`) is a malformed directive: it suppresses nothing rather than everything.
-_NOQA = re.compile(
-    r"#\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?", re.IGNORECASE)
-_FILE_NOQA = re.compile(
-    r"#\s*tapelint:\s*noqa\b(?P<colon>\s*:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)?)?",
-    re.IGNORECASE)
-_KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
-
-
-@dataclass(frozen=True)
-class Suppressions:
-    file_all: bool
-    file_codes: frozenset[str]
-    lines: dict[int, frozenset[str] | None]  # None = bare noqa
-    # line -> (column where the `noqa` directive starts, its end column, the directive's text)
-    directives: dict[int, tuple[int, int, str]] = field(default_factory=dict)
-
-    def suppresses(self, diagnostic: Diagnostic) -> bool:
-        keys = {diagnostic.code.upper(), diagnostic.name.upper()}
-        if self.file_all or keys & self.file_codes:
-            return True
-        for line in {diagnostic.line, diagnostic.end_line}:
-            if line in self.lines:
-                codes = self.lines[line]
-                if codes is None or keys & codes:
-                    return True
-        return False
-
-
-def _codes(text: str | None) -> frozenset[str] | None:
-    if not text:
-        return None
-    return frozenset(part.strip().upper() for part in text.split(",") if part.strip())
-
-
-def parse_suppressions(source: str) -> Suppressions:
-    if "noqa" not in source.lower():
-        return Suppressions(False, frozenset(), {})
-    lines: dict[int, frozenset[str] | None] = {}
-    directives: dict[int, tuple[int, int, str]] = {}
-    file_all = False
-    file_codes: set[str] = set()
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
-    comments = [(tok.start[0], tok.start[1], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
-    for line, column, comment in comments:
-        file_match = _FILE_NOQA.search(comment)
-        if file_match:
-            if file_match.group("colon") and not file_match.group("codes"):
-                continue  # `# tapelint: noqa:` names no code: malformed, ignored
-            codes = _codes(file_match.group("codes"))
-            if codes is None:
-                file_all = True
-            else:
-                file_codes |= codes
-            continue
-        match = _NOQA.search(comment)
-        if match:
-            if match.group("colon") and not match.group("codes"):
-                continue  # `# noqa:` names no code: malformed, ignored
-            lines[line] = _codes(match.group("codes"))
-            directives[line] = (column + match.start(), column + match.end(), match.group(0))
-    return Suppressions(file_all, frozenset(file_codes), lines, directives)
-
-
-UNUSED_NOQA = ("TL900", "unused-noqa")
-
-
-def unused_suppressions(path: str, source: str, suppressions: Suppressions, found: list[Diagnostic],
-                        checked: dict[str, str]) -> list[Diagnostic]:
-    """`# noqa` directives (or their TL codes) that suppressed nothing. `checked` maps the codes and
-    names of the rules that ran on this file to their codes; codes of other tools are left alone."""
-    lines = source_lines(source)
-    unused_found: list[Diagnostic] = []
-    for line, codes in sorted(suppressions.lines.items()):
-        start, end, text = suppressions.directives[line]
-        here = [d for d in found if line in (d.line, d.end_line)]
-        if codes is None:
-            if here:
-                continue
-            unused, keep = ["`# noqa`"], []
-        else:
-            ours = {c: checked[c] for c in codes if c in checked}
-            used = {checked[k] for d in here for k in (d.code.upper(), d.name.upper()) if k in checked}
-            unused = sorted(c for c, code in ours.items() if code not in used)
-            if not unused:
-                continue
-            keep = sorted(c for c in codes if c not in unused)
-        row = lines[line - 1] if line - 1 < len(lines) else ""
-        if keep:
-            replacement, title = f"# noqa: {', '.join(keep)}", "Remove the unused codes"
-            edit = TextEdit(line, start, line, end, replacement)
-        else:
-            # Drop the directive (it starts with `#`) and the spaces before it; text after it stays a
-            # comment.
-            if row[end:].strip():
-                edit = TextEdit(line, start, line, end, "#")
-            else:
-                cut = len(row[:start].rstrip())
-                edit = TextEdit(line, cut, line, len(row), "")
-            title = "Remove the unused `noqa`"
-        what = ", ".join(unused)
-        message = (f"Unused {what}: nothing is reported on this line" if codes is None
-                   else f"Unused `noqa` for {what}: no such finding on this line")
-        unused_found.append(Diagnostic(path, line, start, line, end, *UNUSED_NOQA, message, Severity.WARNING,
-                                       fix=Fix(title, (edit,), True)))
-    return unused_found
-
-
-def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
-    if config.keras_version is not None:
-        return config.keras_version
-    if any(marker in source for marker in _KERAS2_MARKERS) or "tf_keras" in source:
-        if context.facts.imports.uses_tf_keras or "TF_USE_LEGACY_KERAS" in source:
-            return 2
-    return None
-
-
-def _syntax_error(path: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
-    line = max(error.raw_line, 1)
-    column = max(error.raw_column, 0)
-    message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
-    # libcst's positions for syntax errors can be a line late; CPython's are exact and cheap to get
-    # here, since this only runs for files that failed to parse.
-    try:
-        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
-    except SyntaxError as exact:
-        if exact.lineno:
-            line = exact.lineno
-            column = max((exact.offset or 1) - 1, 0)
-            message = exact.msg
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return Diagnostic(
-        path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
-        f"Syntax error: {message}; the file was not checked", Severity.ERROR,
-    )
-
-
-def _internal_error(path: str, rule: Rule) -> Diagnostic:
-    error = rule.crash
-    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
-    return Diagnostic(
-        path, 1, 0, 1, 0, registry.INTERNAL_ERROR[0], registry.INTERNAL_ERROR[1],
-        f"Internal error in {rule.code} {rule.name} ({detail}); its findings for this file are missing, "
-        "please report it",
-        Severity.ERROR,
-    )
-
-
-def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]
-    edits = []
-    for node, replacement in pending.changes:
-        rng = positions.get(node)
-        if rng is None:
-            return None
-        text = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
-        edits.append(TextEdit(rng.start.line, rng.start.column, rng.end.line, rng.end.column, text))
-    return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
-
-
-class _Dispatch:
-    """One read-only traversal for every rule's `visit_<Type>`/`leave_<Type>` functions."""
-
-    def __init__(self, rules: list[Rule]) -> None:
-        self.visit: dict[str, list] = {}
-        self.leave: dict[str, list] = {}
-        for rule in rules:
-            for name, func in rule.get_visitors().items():
-                kind, _, node_type = name.partition("_")
-                (self.visit if kind == "visit" else self.leave).setdefault(node_type, []).append(func)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        for func in self.visit.get(type(node).__name__, ()):
-            func(node)
-        return True  # like libcst's batched visitors, a False return does not prune
-
-    def on_leave(self, node: cst.CSTNode) -> None:
-        for func in self.leave.get(type(node).__name__, ()):
-            func(node)
-
-
-def _visit_batched(module: cst.Module, rules: list[Rule]) -> None:
-    walk(module, _Dispatch(rules))
-
-
-# Deeply nested code (a 400-term `and`, hundreds of `elif`s) goes deeper than Python's default limit in
-# libcst's recursive passes. Pure-Python frames cost little native stack on 3.11+, so the limit is raised
-# while a file is linted; what is deeper still becomes one TL000 for that file, never a crashed run.
-_RECURSION_LIMIT = 12000
-
-
-@contextlib.contextmanager
-def _deep_recursion():  # type: ignore[no-untyped-def]
-    old = sys.getrecursionlimit()
-    if old < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
-# A lint allocates millions of small objects that live until it ends (the tree, its metadata, the facts),
-# so the cyclic collector finds almost nothing to free while it runs: its young-generation passes (every
-# 700 allocations by default) rescan survivors again and again, and the full passes it triggers walk the
-# whole tree, 10-25% of a large file's lint in all, and the main source of its run-to-run noise. While any
-# lint runs, the collector is paused (reference counting still frees everything that is not a cycle; the
-# few cycles a lint leaves are collected by the next pass after it), then restored as it was.
-_gc_lock = threading.Lock()
-_gc_users = 0
-_gc_was_enabled = False
-
-
-@contextlib.contextmanager
-def _collector_paused():  # type: ignore[no-untyped-def]
-    global _gc_users, _gc_was_enabled
-    with _gc_lock:
-        if _gc_users == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_users += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_users -= 1
-            if _gc_users == 0 and _gc_was_enabled:
-                gc.enable()
-
-
-def _forget_collections_in_child() -> None:
-    """A forked worker starts with no lint running (the parent's lock may have been held mid-lint)."""
-    global _gc_lock, _gc_users
-    _gc_lock = threading.Lock()
-    _gc_users = 0
-
-
-os.register_at_fork(after_in_child=_forget_collections_in_child)
-
-
-# libcst's native parser recurses on the thread's own stack and crashes the whole process (SIGSEGV) past
-# about 1,300 nested brackets or 9,000 nested unary operators on a main thread's 8 MB. Linting runs on one
-# worker thread with a large stack (reserved, not committed: pages are touched only as deep as a file goes),
-# and a file nested far beyond any hand-written code is refused before it reaches the parser.
-_STACK_BYTES = 512 * 1024 * 1024
-_MAX_BRACKET_DEPTH = 5000
-_MAX_PREFIX_RUN = 20000
-_PREFIX_RUN = re.compile(r"(?:(?:[-+~]|\bnot\b|\bawait\b|\blambda\b[^:\n]*:)\s*){%d,}" % _MAX_PREFIX_RUN)
-_BRACKETS = re.compile(r"[\[\](){}]")
-# libcst's parser takes time that grows with the cube of a chain of calls, attributes or subscripts
-# (`f(1)(1)...`: 1,000 links 1.3 s, 2,000 8 s, 4,000 50 s); hand-written chains have tens of links.
-_MAX_TRAILERS = 500
-_TRAILER_RUN = re.compile(r"(?:\s*(?:\.\s*\w+|\([^()]{0,200}\)|\[[^\[\]]{0,200}\])){%d}" % _MAX_TRAILERS)
-_deep_worker: list = []  # [executor, thread ident], made on first use
-_deep_lock = threading.Lock()
-
-
-def _forget_deep_worker() -> None:
-    # A forked child (a ProcessPoolExecutor worker) inherits the executor but not its thread: work handed
-    # to it would wait forever. The child makes its own on first use.
-    global _deep_lock
-    _deep_worker.clear()
-    _deep_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_deep_worker)
-
-
-def _nested_too_deeply(source: str) -> str | None:
-    """Why the parser must not see this text (it would overflow even the large stack), or None. Brackets in
-    strings count too: a text with 5,000 open brackets in a row is not hand-written either way."""
-    if source.count("(") + source.count("[") + source.count("{") >= _MAX_BRACKET_DEPTH:
-        depth = deepest = 0
-        for match in _BRACKETS.finditer(source):
-            depth += 1 if match.group() in "([{" else -1
-            deepest = max(deepest, depth)
-        if deepest >= _MAX_BRACKET_DEPTH:
-            return f"{deepest} nested brackets"
-    operators = sum(source.count(word) for word in ("-", "+", "~", "not", "await", "lambda"))
-    if operators >= _MAX_PREFIX_RUN and _PREFIX_RUN.search(source):  # counting is cheap; the search is not
-        return f"over {_MAX_PREFIX_RUN} nested unary operators"
-    if len(source) >= 2 * _MAX_TRAILERS:
-        long_lines = [line for line in source.splitlines() if len(line) >= 2 * _MAX_TRAILERS]
-        if any(_TRAILER_RUN.search(line) for line in long_lines):
-            return f"a chain of over {_MAX_TRAILERS} calls, attributes or subscripts"
-    return None
-
-
-def _on_big_stack(function, *args, **kwargs):  # type: ignore[no-untyped-def]
-    """Run `function` on the large-stack lint thread (directly when already on it, or when the platform
-    refuses such a thread)."""
-    if _deep_worker and threading.get_ident() == _deep_worker[1]:
-        return function(*args, **kwargs)
-    with _deep_lock:
-        if not _deep_worker:
-            from concurrent.futures import ThreadPoolExecutor
-
-            try:
-                old = threading.stack_size(_STACK_BYTES)
-            except (ValueError, RuntimeError):
-                return function(*args, **kwargs)
-            try:
-                executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapelint-lint-stack")
-                ident = executor.submit(threading.get_ident).result()  # the thread is made now, with the stack
-            finally:
-                threading.stack_size(old)
-            _deep_worker[:] = [executor, ident]
-    return _deep_worker[0].submit(function, *args, **kwargs).result()
+__all__ = ["lint_source", "warm_up", "warm_prelude"]
 
 
 def lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
@@ -354,7 +43,7 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
     are analysed before the module's lines, and findings in them are reported in their own files.
     `parse` stands in for libcst's `parse_module` (the editor server's incremental parser): it must
     return the module a full parse gives, or raise the full parse's error."""
-    deep = _nested_too_deeply(source)
+    deep = nested_too_deeply(source)
     if deep is not None:
         config = config or Config()
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
@@ -362,8 +51,8 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
                            f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
     try:
-        return _deeply(_lint_source, source, path, config, force=force, rules=rules, rule_options=rule_options,
-                       cell_lines=cell_lines, prelude=prelude, parse=parse)
+        return guarded(_lint_source, source, path, config, force=force, rules=rules, rule_options=rule_options,
+                        cell_lines=cell_lines, prelude=prelude, parse=parse)
     except RecursionError:
         config = config or Config()
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
@@ -372,36 +61,13 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
                            "The file is nested too deeply to analyse; the file was not checked", Severity.ERROR)]
 
 
-def parse_like_a_lint(parse: Callable[[str], cst.Module], source: str) -> bool:
-    """Parse `source` with `parse` as a lint would (refused when nested too deeply for the parser, and on
-    the large-stack thread, with the collector paused): whether it parsed. For the daemon, which parses
-    the files of its checks ahead of the next one (tapelint.incremental.parse_ahead)."""
-    if _nested_too_deeply(source) is not None:
-        return False
-    try:
-        _deeply(parse, source)
-    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
-        return False
-    return True
-
-
-def _deeply(function, *args, **kwargs):  # type: ignore[no-untyped-def]
-    """Run `function` as the parser needs: on the large-stack thread, with a high recursion limit and the
-    cyclic collector paused."""
-    with _collector_paused():
-        return _on_big_stack(_with_deep_recursion, function, *args, **kwargs)
-
-
-def _with_deep_recursion(function, *args, **kwargs):  # type: ignore[no-untyped-def]
-    with _deep_recursion():
-        return function(*args, **kwargs)
-
-
 def _lint_source(source: str, path: str = "<stdin>", config: Config | None = None, *, force: bool = True,
                 rules: tuple[type[Rule], ...] | None = None, rule_options: dict | None = None,
                 cell_lines: CellLines | None = None, prelude: Prelude | None = None,
                 prelude_context: Prelude | None = None,
                 parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic]:
+    """`lint_source` inside the guards. `prelude_context` is the prelude of a combined module being
+    linted (for rules that ask where a line came from)."""
     if prelude is not None and trains(source):
         # Only training code is worth analysing with what it imports; the rest is linted alone.
         if not force and not mentions_tensorflow(source):
@@ -422,103 +88,81 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return registry.code_enabled(code, name, [*config.ignore, *file_ignores])
 
     if not applicable:
-        # Nothing to analyse, but a TensorFlow file that does not parse is still worth saying; CPython's
-        # parser answers that several times faster than libcst.
-        if not allowed(*registry.SYNTAX_ERROR):
-            return []
-        try:
-            compile(source, path, "exec", dont_inherit=True, flags=0x400)
-        except SyntaxError as error:
-            line = error.lineno or 1
-            column = max((error.offset or 1) - 1, 0)
-            return [Diagnostic(path, line, column, line, column, *registry.SYNTAX_ERROR,
-                               f"Syntax error: {error.msg}; the file was not checked", Severity.ERROR)]
-        except (ValueError, RecursionError, MemoryError):
-            pass
-        return []
-
+        return _syntax_errors_only(source, path, allowed)
+    # The steps: parse, instantiate the rules, run them, collect their findings.
     try:
         module = parse_module(source) if parse is None else parse(source)
-    except cst.ParserSyntaxError as error:
-        if _python_parses(source):
-            return _lint_reindented(source, path, config, error, force=force, rules=rules,
-                                    rule_options=rule_options, cell_lines=cell_lines, allowed=allowed)
-        return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
-    except RecursionError:
-        diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
-                          "Syntax error: the file is nested too deeply to parse; the file was not checked",
-                          Severity.ERROR)
-        return [diag] if allowed(*registry.SYNTAX_ERROR) else []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    shared: dict = {}
-
-    def statement_of(node: cst.CSTNode) -> int | None:
-        facts = shared.get("facts")
-        return facts.top_statement.get(id(node)) if facts is not None else None
-
-    # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
-    shared["positions"] = LazyPositions(module, source, statement_of)
-    if path.endswith(".py"):
-        # Who else in the project imports this module: read only if a rule about to claim absence asks.
-        shared["importers"] = partial(imported_names, path)
-    context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
-    keras_version = _keras_version(config, source, context)
-    instances: list[Rule] = []
-    for rule_cls in applicable:
-        options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
-        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines,
-                                              prelude_context)))
-    visitors = [r for r in instances if r.get_visitors()]
-    if any(r.get_inherited_dependencies() for r in visitors):
-        wrapper.visit_batched(visitors)
-    elif visitors:
-        _visit_batched(module, visitors)
-    for rule in instances:
-        rule.run_check()
-
-    diagnostics: list[Diagnostic] = []
-    reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
-    if reports:
-        positions = shared["positions"]
-        seen: set[tuple] = set()
-        for rule, report in reports:
-            rng = positions.get(report.node)
-            if rng is None:
-                continue
-            fix = _to_fix(report.fix, module, positions) if report.fix else None
-            diag = Diagnostic(
-                path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
-                rule.code, rule.name, report.message, report.severity, report.confidence, fix,
-            )
-            key = (diag.code, diag.line, diag.column, diag.message)
-            if key not in seen:
-                seen.add(key)
-                diagnostics.append(diag)
-    for rule in instances:
-        if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
-            diagnostics.append(_internal_error(path, rule))
-    report_unused = any(r.code == UNUSED_NOQA[0] for r in applicable)
-    if diagnostics or report_unused:
-        suppressions = parse_suppressions(source)
-        found = diagnostics
-        diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
-        if report_unused and suppressions.lines:
-            # A rule skipped by its trigger words ran in effect: it cannot report anything there.
-            checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
-            extra = unused_suppressions(path, source, suppressions, found, checked)
-            diagnostics += [d for d in extra if not _suppressed_by_file(suppressions, d)]
+    except (cst.ParserSyntaxError, RecursionError) as error:
+        return _unparsed(source, path, config, error, allowed, force=force, rules=rules, rule_options=rule_options,
+                         cell_lines=cell_lines)
+    shared = _shared_analyses(module, source, path)
+    instances = _instantiate(applicable, module, source, path, config, rule_options, shared, cell_lines,
+                             prelude_context)
+    _run(instances, module)
+    diagnostics = _collect(instances, module, path, shared["positions"], allowed)
+    diagnostics = _apply_noqa(diagnostics, source, path, applicable, enabled)
     _release(shared)
     return sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def _release(shared: dict) -> None:
-    """Break the reference cycles of one lint (the shared analyses point back at the facts, the positions
-    at `shared`), so that reference counting frees its tree and facts as soon as it ends. Left to the
-    cyclic collector, they would be traced once more, object by object, on its next full pass."""
-    facts = shared.get("facts")
-    if facts is not None:
-        facts.release()
-    shared.clear()
+def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
+                       rule_options: dict | None, prelude: Prelude,
+                       parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic] | None:
+    """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
+    source shift up by the prelude's length, lines of the prelude map to the module they came from.
+    None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
+    combined = prelude.text + source
+    whole = parse or parse_module
+
+    def parse_combined(text: str) -> cst.Module:
+        # The prelude's blocks are parsed once per process and spliced before the source's own statements
+        # (tapelint.splicing.splice_prelude: the module a full parse gives, or None to parse it whole).
+        if text == combined:
+            spliced = splice_prelude(prelude, source, whole, parse_module)
+            if spliced is not None:
+                return spliced
+        return whole(text)
+
+    found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
+                         prelude_context=prelude, parse=parse_combined)
+    if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
+        return None
+    return give_back(found, source, path, prelude)
+
+
+def warm_prelude(prelude: Prelude) -> None:
+    """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
+    warm_pieces(prelude, parse_module)
+
+
+def _syntax_errors_only(source: str, path: str, allowed: Callable[[str, str], bool]) -> list[Diagnostic]:
+    """No rule applies: nothing to analyse, but a TensorFlow file that does not parse is still worth saying;
+    CPython's parser answers that several times faster than libcst."""
+    if not allowed(*registry.SYNTAX_ERROR):
+        return []
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = max((error.offset or 1) - 1, 0)
+        return [Diagnostic(path, line, column, line, column, *registry.SYNTAX_ERROR,
+                           f"Syntax error: {error.msg}; the file was not checked", Severity.ERROR)]
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return []
+
+
+def _unparsed(source: str, path: str, config: Config, error: cst.ParserSyntaxError | RecursionError,
+              allowed: Callable[[str, str], bool], **options) -> list[Diagnostic]:
+    """Parse step, failed: the file's TL000, or its findings when only libcst's tokenizer refuses it."""
+    if isinstance(error, RecursionError):
+        diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
+                          "Syntax error: the file is nested too deeply to parse; the file was not checked",
+                          Severity.ERROR)
+        return [diag] if allowed(*registry.SYNTAX_ERROR) else []
+    if _python_parses(source):
+        return _lint_reindented(source, path, config, error, allowed=allowed, **options)
+    return [_syntax_error(path, source, error)] if allowed(*registry.SYNTAX_ERROR) else []
 
 
 def _python_parses(source: str) -> bool:
@@ -557,12 +201,176 @@ def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSy
                        "the file was not checked", Severity.ERROR)]
 
 
-def _suppressed_by_file(suppressions: Suppressions, diagnostic: Diagnostic) -> bool:
-    keys = {diagnostic.code, diagnostic.name.upper()}
-    return suppressions.file_all or bool(keys & suppressions.file_codes)
+def _syntax_error(path: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    line = max(error.raw_line, 1)
+    column = max(error.raw_column, 0)
+    message = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    # libcst's positions for syntax errors can be a line late; CPython's are exact and cheap to get
+    # here, since this only runs for files that failed to parse.
+    try:
+        compile(source, path, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as exact:
+        if exact.lineno:
+            line = exact.lineno
+            column = max((exact.offset or 1) - 1, 0)
+            message = exact.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return Diagnostic(
+        path, line, column, line, column, registry.SYNTAX_ERROR[0], registry.SYNTAX_ERROR[1],
+        f"Syntax error: {message}; the file was not checked", Severity.ERROR,
+    )
 
 
-__all__ = ["lint_source", "parse_suppressions", "Suppressions", "Confidence"]
+def _shared_analyses(module: cst.Module, source: str, path: str) -> dict:
+    """What the rules of one lint share (`RuleContext.shared`): the facts, made on first use, the positions
+    of reported nodes, and who else in the project imports this module."""
+    shared: dict = {}
+
+    def statement_of(node: cst.CSTNode) -> int | None:
+        facts = shared.get("facts")
+        return facts.top_statement.get(id(node)) if facts is not None else None
+
+    # Positions are computed only for the statements that hold reported nodes (analysis/positions.py).
+    shared["positions"] = LazyPositions(module, source, statement_of)
+    if path.endswith(".py"):
+        # Who else in the project imports this module: read only if a rule about to claim absence asks.
+        shared["importers"] = partial(imported_names, path)
+    return shared
+
+
+_KERAS2_MARKERS = ("TF_USE_LEGACY_KERAS",)
+
+def _keras_version(config: Config, source: str, context: RuleContext) -> int | None:
+    if config.keras_version is not None:
+        return config.keras_version
+    if any(marker in source for marker in _KERAS2_MARKERS) or "tf_keras" in source:
+        if context.facts.imports.uses_tf_keras or "TF_USE_LEGACY_KERAS" in source:
+            return 2
+    return None
+
+
+def _instantiate(applicable: list[type[Rule]], module: cst.Module, source: str, path: str, config: Config,
+                 rule_options: dict | None, shared: dict, cell_lines: CellLines | None,
+                 prelude_context: Prelude | None) -> list[Rule]:
+    """Instantiate step: each rule that applies, with its options and the Keras version the file targets."""
+    context = RuleContext(path=path, source=source, module=module, options={}, shared=shared)
+    keras_version = _keras_version(config, source, context)
+    instances: list[Rule] = []
+    for rule_cls in applicable:
+        options = (rule_options or {}).get(rule_cls.name) or config.options_for(rule_cls.name)
+        instances.append(rule_cls(RuleContext(path, source, module, options, keras_version, shared, cell_lines,
+                                              prelude_context)))
+    return instances
+
+
+class _Dispatch:
+    """One read-only traversal for every rule's `visit_<Type>`/`leave_<Type>` functions."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.visit: dict[str, list] = {}
+        self.leave: dict[str, list] = {}
+        for rule in rules:
+            for name, func in rule.get_visitors().items():
+                kind, _, node_type = name.partition("_")
+                (self.visit if kind == "visit" else self.leave).setdefault(node_type, []).append(func)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for func in self.visit.get(type(node).__name__, ()):
+            func(node)
+        return True  # like libcst's batched visitors, a False return does not prune
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        for func in self.leave.get(type(node).__name__, ()):
+            func(node)
+
+
+def _run(instances: list[Rule], module: cst.Module) -> None:
+    """Run step: one traversal for every rule's visit functions (libcst's own, which computes metadata, when
+    a rule declares metadata it needs), then each rule's check. A rule that raises keeps its error in
+    `Rule.crash`; the others carry on."""
+    visitors = [r for r in instances if r.get_visitors()]
+    if any(r.get_inherited_dependencies() for r in visitors):
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
+    elif visitors:
+        walk(module, _Dispatch(visitors))
+    for rule in instances:
+        rule.run_check()
+
+
+def _collect(instances: list[Rule], module: cst.Module, path: str, positions: LazyPositions,
+             allowed: Callable[[str, str], bool]) -> list[Diagnostic]:
+    """Collect step: each report as a finding at its node's position (the same finding of a rule once),
+    then an internal error for each rule that crashed, in place of its findings."""
+    diagnostics: list[Diagnostic] = []
+    reports = [(rule, report) for rule in instances for report in rule.reports if rule.crash is None]
+    if reports:
+        seen: set[tuple] = set()
+        for rule, report in reports:
+            rng = positions.get(report.node)
+            if rng is None:
+                continue
+            fix = _to_fix(report.fix, module, positions) if report.fix else None
+            diag = Diagnostic(
+                path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
+                rule.code, rule.name, report.message, report.severity, report.confidence, fix,
+            )
+            key = (diag.code, diag.line, diag.column, diag.message)
+            if key not in seen:
+                seen.add(key)
+                diagnostics.append(diag)
+    for rule in instances:
+        if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
+            diagnostics.append(_internal_error(path, rule))
+    return diagnostics
+
+
+def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]
+    edits = []
+    for node, replacement in pending.changes:
+        rng = positions.get(node)
+        if rng is None:
+            return None
+        text = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+        edits.append(TextEdit(rng.start.line, rng.start.column, rng.end.line, rng.end.column, text))
+    return Fix(pending.title, tuple(sorted(edits, key=lambda e: (e.line, e.column))), pending.safe)
+
+
+def _internal_error(path: str, rule: Rule) -> Diagnostic:
+    error = rule.crash
+    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    return Diagnostic(
+        path, 1, 0, 1, 0, registry.INTERNAL_ERROR[0], registry.INTERNAL_ERROR[1],
+        f"Internal error in {rule.code} {rule.name} ({detail}); its findings for this file are missing, "
+        "please report it",
+        Severity.ERROR,
+    )
+
+
+def _apply_noqa(diagnostics: list[Diagnostic], source: str, path: str, applicable: list[type[Rule]],
+                enabled: tuple[type[Rule], ...]) -> list[Diagnostic]:
+    """The findings the file's `# noqa` comments leave, and the unused directives when TL900 runs."""
+    report_unused = any(r.code == UNUSED_NOQA[0] for r in applicable)
+    if diagnostics or report_unused:
+        suppressions = parse_suppressions(source)
+        found = diagnostics
+        diagnostics = [d for d in diagnostics if not suppressions.suppresses(d)]
+        if report_unused and suppressions.lines:
+            # A rule skipped by its trigger words ran in effect: it cannot report anything there.
+            checked = {key: r.code for r in enabled if not r.runtime_only for key in (r.code, r.name.upper())}
+            extra = unused_suppressions(path, source, suppressions, found, checked)
+            diagnostics += [d for d in extra if not suppressed_by_file(suppressions, d)]
+    return diagnostics
+
+
+def _release(shared: dict) -> None:
+    """Break the reference cycles of one lint (the shared analyses point back at the facts, the positions
+    at `shared`), so that reference counting frees its tree and facts as soon as it ends. Left to the
+    cyclic collector, they would be traced once more, object by object, on its next full pass."""
+    facts = shared.get("facts")
+    if facts is not None:
+        facts.release()
+    shared.clear()
 
 
 # A small training program for `warm_up`.
@@ -600,72 +408,3 @@ def warm_up(copies: int = 1) -> None:
     lint_source(_WARM_UP * copies, "warm_up.py", Config())
     for rule in registry.all_rules():
         rule._visitor_names()  # filled per class on first use; a rule the sample does not trigger too
-
-
-def warm_prelude(prelude: Prelude) -> None:
-    """Parse a prelude's blocks into this process's cache now (tapelint.splicing.warm_pieces)."""
-    warm_pieces(prelude, parse_module)
-
-
-def _lint_with_prelude(source: str, path: str, config: Config | None, rules: tuple[type[Rule], ...] | None,
-                       rule_options: dict | None, prelude: Prelude,
-                       parse: Callable[[str], cst.Module] | None = None) -> list[Diagnostic] | None:
-    """Lint `prelude + source` as one module, then give each finding back to its own file: lines of the
-    source shift up by the prelude's length, lines of the prelude map to the module they came from.
-    None when the combination does not parse (the file is then linted alone, for an exact TL000)."""
-    combined = prelude.text + source
-    whole = parse or parse_module
-
-    def parse_combined(text: str) -> cst.Module:
-        # The prelude's blocks are parsed once per process and spliced before the source's own statements
-        # (tapelint.splicing.splice_prelude: the module a full parse gives, or None to parse it whole).
-        if text == combined:
-            spliced = splice_prelude(prelude, source, whole, parse_module)
-            if spliced is not None:
-                return spliced
-        return whole(text)
-
-    found = _lint_source(combined, path, config, force=True, rules=rules, rule_options=rule_options,
-                         prelude_context=prelude, parse=parse_combined)
-    if any(d.code == registry.SYNTAX_ERROR[0] for d in found):
-        return None
-    own_suppressions = parse_suppressions(source)
-    others: dict[str, Suppressions] = {}
-    out: list[Diagnostic] = []
-    for diagnostic in found:
-        if diagnostic.line > prelude.lines:
-            moved = _shift(diagnostic, path, lambda line: line - prelude.lines)
-            if moved is not None and not own_suppressions.suppresses(moved):
-                out.append(moved)
-            continue
-        located = prelude.locate(diagnostic.line)
-        if located is None or diagnostic.code in (registry.SYNTAX_ERROR[0], UNUSED_NOQA[0]):
-            continue
-        segment, _ = located
-        moved = _shift(diagnostic, segment.path, lambda line: (prelude.locate(line) or (None, None))[1])
-        if moved is None:
-            continue
-        suppressions = others.get(segment.path)
-        if suppressions is None:
-            suppressions = others[segment.path] = parse_suppressions(segment.text)
-        if not suppressions.suppresses(moved):
-            out.append(moved)
-    return sorted(out, key=Diagnostic.sort_key)
-
-
-def _shift(diagnostic: Diagnostic, path: str, line_of) -> Diagnostic | None:  # type: ignore[no-untyped-def]
-    line, end_line = line_of(diagnostic.line), line_of(diagnostic.end_line)
-    if line is None or end_line is None:
-        return None
-    fix = diagnostic.fix
-    if fix is not None:
-        edits = []
-        for edit in fix.edits:
-            start, end = line_of(edit.line), line_of(edit.end_line)
-            if start is None or end is None:
-                fix = None
-                break
-            edits.append(dataclasses.replace(edit, line=start, end_line=end))
-        else:
-            fix = dataclasses.replace(fix, edits=tuple(edits))
-    return dataclasses.replace(diagnostic, path=path, line=line, end_line=end_line, fix=fix)

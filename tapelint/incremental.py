@@ -38,7 +38,7 @@ import libcst as cst
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic
-from tapelint.project import Prelude
+from tapelint.prelude import Prelude
 from tapelint.splicing import opens_block as _opens_block
 
 Parse = Callable[[str], cst.Module]
@@ -369,7 +369,7 @@ def parse_ahead(path: str, text: str) -> bool:
     """In the daemon: parse `text`, the file at `path` (a real path), into its parser, reusing the last
     parse of it; False when it does not parse (or cannot be parsed safely), and its parser is dropped."""
     from tapelint.analysis.parsing import parse_module
-    from tapelint.engine import parse_like_a_lint
+    from tapelint.guards import parse_like_a_lint
 
     parser = ahead.pop(path, None) or IncrementalParser(parse_module, keep=1)
     if not parse_like_a_lint(parser.parse, text):

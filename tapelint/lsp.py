@@ -39,6 +39,7 @@ from tapelint.incremental import common_prefix as _common_prefix, lint_buffer
 from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
+from tapelint.pools import kill_pool
 from tapelint.triggers import Trigger, occurs
 from tapelint.fixes import fix_source
 
@@ -63,7 +64,7 @@ _SEVERITY = {
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# `# noqa: TL001, TL002` and the file-level `# tapelint: noqa: TL001`, as the engine reads them.
+# `# noqa: TL001, TL002` and the file-level `# tapelint: noqa: TL001`, as tapelint.suppressions reads them.
 _NOQA = re.compile(r"#\s*(?:tapelint:\s*)?noqa:\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)",
                    re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z0-9_\-]+")
@@ -196,7 +197,7 @@ _CITED_LINE = re.compile(r"\bline (\d+)")
 # Words whose presence in the text the engine and the project index test (besides the rules' triggers).
 _TEXT_WORDS = ("tensorflow", "keras", "tf_keras", "TF_USE_LEGACY_KERAS", "from ", " import ", "GradientTape",
                "apply_gradients", "train_step", ".fit(")
-# Near the engine's guards against pathological nesting, a file is always linted in full.
+# Near the engine's guards against pathological nesting (tapelint.guards), a file is always linted in full.
 _GUARD_BRACKETS = 4000
 _GUARD_OPERATORS = 15000
 _GUARD_LINE = 900
@@ -603,7 +604,7 @@ class LintWorker:
             if remaining < limit:
                 return  # cheaper to let it finish than to start a process; its result is dropped
             pool, self._pool, self._spare = self._pool, self._spare, None
-        _kill(pool)
+        kill_pool(pool)
         self.keep_spare()
 
     def stop(self) -> None:
@@ -611,18 +612,7 @@ class LintWorker:
         with self._lock:
             pools, self._pool, self._spare = (self._pool, self._spare), None, None
         for pool in pools:
-            _kill(pool)
-
-
-def _kill(pool: Any) -> None:
-    if pool is None:
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        try:
-            process.kill()
-        except (OSError, AttributeError):
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
+            kill_pool(pool)
 
 
 class TapelintServer(LanguageServer):

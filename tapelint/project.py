@@ -19,10 +19,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tapelint.config import resolved
 from tapelint.errors import TapelintError
-from tapelint.files import read_text
+from tapelint.files import read_text, resolved
+from tapelint.prelude import Prelude, Segment
 from tapelint.text import source_lines
+from tapelint.triggers import TF_WORDS, trains
 
 # Bounds that keep a prelude cheap on large packages: a module bigger than this is not inlined, and a
 # prelude stops growing past this many lines or modules.
@@ -31,28 +32,11 @@ MAX_PRELUDE_LINES = 3000
 MAX_MODULES = 12
 MAX_DEPTH = 3
 MAX_IMPORTED_NAMES = 40
-# Words of code that trains: only such a file is analysed with what it imports (library modules that
-# merely import each other are linted alone, at no extra cost).
-TRAINING_WORDS = ("GradientTape", "apply_gradients", "train_step", ".fit(")
-
-
-# Words without which no rule can concern a file: a file that names none of them is not even parsed
-# (unless it was named on the command line).
-TF_WORDS = ("tensorflow", "keras", "tf_keras")
 # The framework's own packages. Their modules are never spliced into a prelude: rules know the framework by
 # its API (`names.canonical` reads `keras.src.models.Sequential` as `keras.Sequential`), so its
 # implementation adds nothing they use, and linting Keras' or TensorFlow's own tests would otherwise
 # analyse the 1,800-line `Layer` class again inside every test that imports a model class.
 FRAMEWORK_PACKAGES = frozenset(TF_WORDS)
-
-
-def trains(source: str) -> bool:
-    return any(word in source for word in TRAINING_WORDS)
-
-
-def mentions_tensorflow(source: str) -> bool:
-    return any(word in source for word in TF_WORDS)
-
 
 @dataclass
 class ModuleSummary:
@@ -90,32 +74,6 @@ class SummaryStore:
 
     def put(self, key: str, data: dict) -> None:  # pragma: no cover - an interface
         pass
-
-
-@dataclass
-class Segment:
-    """Lines `first`..`last` (1-based, inclusive) of the prelude come from `path`, starting at `start`."""
-
-    path: str
-    first: int
-    last: int
-    start: int
-    text: str  # the whole module's text, for its suppression comments
-
-
-@dataclass
-class Prelude:
-    text: str
-    lines: int
-    segments: list[Segment]
-    # module file -> the line of the linting file's import that brought it in
-    origin: dict[str, int] = field(default_factory=dict)
-
-    def locate(self, line: int) -> tuple[Segment, int] | None:
-        for segment in self.segments:
-            if segment.first <= line <= segment.last:
-                return segment, segment.start + (line - segment.first)
-        return None
 
 
 def package_root(path: Path) -> Path:

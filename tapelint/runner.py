@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tapelint import registry
-from tapelint.config import Config, ConfigFinder, forget_resolved_folders, resolved
+from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
-from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover
-from tapelint.project import Prelude, ProjectIndex, forget_import_tables, mentions_tensorflow
+from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover,
+                            forget_resolved_folders, resolved)
+from tapelint.pools import kill_pool
+from tapelint.prelude import Prelude
+from tapelint.project import ProjectIndex, forget_import_tables
+from tapelint.triggers import mentions_tensorflow
 
 if TYPE_CHECKING:
     from tapelint.cache import Cache
@@ -316,12 +320,7 @@ def _in_pool(pending: list[Work], jobs: int,
     except BaseException:
         # Ctrl-C (or any failure): stop the workers now instead of waiting for their chunks. Linting
         # writes nothing, so nothing is left half-done.
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            try:
-                process.kill()
-            except (OSError, AttributeError):
-                pass
-        pool.shutdown(wait=False, cancel_futures=True)
+        kill_pool(pool)
         raise
     pool.shutdown()
     outcomes: list[tuple[list[Diagnostic], str | None]] = [([], None)] * len(pending)

@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from tapelint.project import Prelude
+from tapelint.prelude import Prelude
 
 Parse = Callable[[str], cst.Module]
 

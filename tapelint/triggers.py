@@ -6,6 +6,10 @@ finding the rule can report needs that text. Most triggers are plain substrings;
 too common (library code says `input_shape` everywhere, but only the attribute `x.input_shape` can be
 reported), a pattern spells the token as Python allows it to be written, gaps included:
 `x . input_shape`, `x.\\` + newline + `input_shape`, or a comment between the tokens inside brackets.
+
+Two word lists decide for a whole file: `mentions_tensorflow` (no rule can concern a file without one of
+`TF_WORDS`, which is then not even parsed) and `trains` (only code that trains is analysed with what it
+imports from its own project).
 """
 
 from __future__ import annotations
@@ -42,6 +46,22 @@ def call_with_string_first(name: str) -> re.Pattern[str]:
     parenthesised or not)."""
     return _spelling(r"(?<![A-Za-z0-9_])" + re.escape(name) + GAP + r"\((?:" + _GAP_ITEM + r"|\()*[rRbBuUfF]{0,2}['\"]",
                      name)
+
+
+# Words without which no rule can concern a file: a file that names none of them is not even parsed
+# (unless it was named on the command line).
+TF_WORDS = ("tensorflow", "keras", "tf_keras")
+# Words of code that trains: only such a file is analysed with what it imports from its own project
+# (tapelint.project; library modules that merely import each other are linted alone, at no extra cost).
+TRAINING_WORDS = ("GradientTape", "apply_gradients", "train_step", ".fit(")
+
+
+def mentions_tensorflow(source: str) -> bool:
+    return any(word in source for word in TF_WORDS)
+
+
+def trains(source: str) -> bool:
+    return any(word in source for word in TRAINING_WORDS)
 
 
 def occurs(trigger: Trigger, text: str) -> bool:

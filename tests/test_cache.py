@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tapelint.atomic import TEMP_SUFFIX
 from tapelint.cache import Cache, clean
 from tapelint.config import Config, load
 from tapelint.errors import InputError
@@ -176,7 +177,7 @@ def test_runs_in_parallel_share_the_cache_safely(project):
                                      env=env, timeout=120).stdout)["diagnostics"]
     assert outputs[0] == outputs[1] == outputs[2] == warm
     assert len([d for d in warm if d["code"] == "TL001"]) == 11
-    leftovers = [p for p in (project / ".tapelint_cache").rglob("*") if p.name.endswith(".tmp")]
+    leftovers = [p for p in (project / ".tapelint_cache").rglob("*") if p.name.endswith((".tmp", TEMP_SUFFIX))]
     assert leftovers == []
 
 

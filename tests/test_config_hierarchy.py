@@ -111,7 +111,7 @@ def test_the_finder_reads_each_folder_once(repo, monkeypatch):
 def test_resolved_follows_links_as_path_resolve_does_and_sees_a_changed_link_in_the_next_run(tmp_path):
     import os
 
-    from tapelint.config import forget_resolved_folders, resolved
+    from tapelint.files import forget_resolved_folders, resolved
 
     real = tmp_path / "real" / "pkg"
     real.mkdir(parents=True)

@@ -13,7 +13,8 @@ import pytest
 from tapelint import engine, project, splicing as incremental
 from tapelint.analysis.parsing import parse_module
 from tapelint.config import Config
-from tapelint.project import ProjectIndex, trains
+from tapelint.project import ProjectIndex
+from tapelint.triggers import trains
 
 ATTRIBUTES = ("header", "footer", "default_indent", "default_newline", "has_trailing_newline", "encoding")
 
