@@ -56,8 +56,9 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
     data = text.encode(encoding)
     if path.is_symlink():
         path = path.resolve()  # replace the file the link points to, not the link
+    status: os.stat_result | None
     try:
-        status: os.stat_result | None = path.stat()
+        status = path.stat()
         mode = stat.S_IMODE(status.st_mode)
     except OSError:
         status = None

@@ -1,6 +1,6 @@
 """The commands: what `tapelint check` (with --fix, --diff, --probe) and `tapelint probe` do, on top of
 the library. `cli.py` parses arguments and calls these; nothing below this module calls back up into it
-(tests/test_layers.py checks). `python -m tapelint.docs` is tapelint.docs' own entry point (docs.main)."""
+(tests/test_import_layering.py checks). `python -m tapelint.docs` is tapelint.docs' own entry point (docs.main)."""
 
 from __future__ import annotations
 
@@ -213,8 +213,8 @@ def run_daemon_command(*, action: str, idle_timeout: float) -> int:
                   f"checks run in it until `tapelint daemon stop`", flush=True)
             return 0
         if action == "stop":
-            pid = daemon.stop()
-            print("tapelint daemon: not running" if pid is None else f"tapelint daemon stopped (pid {pid})",
+            stopped = daemon.stop()
+            print("tapelint daemon: not running" if stopped is None else f"tapelint daemon stopped (pid {stopped})",
                   flush=True)
             return 0
         answer = daemon.status()

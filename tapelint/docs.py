@@ -209,10 +209,10 @@ def rule_section(rule: type[Rule]) -> str:
         if example.expected_fix is not None:
             parts.append(f"After `tapelint --fix{'' if _safe_fix_suffices(rule, example) else ' --unsafe-fixes'}`:\n\n"
                          f"{_code_block(example.expected_fix)}")
-    for number, example in enumerate(rule.VALID, start=1):
-        why = f": {example.why}" if example.why else ""
-        config = f" (with `{_config_text(example.config)}`)" if example.config else ""
-        parts.append(f"VALID {number}{config}, not reported{why}\n\n{_code_block(example.code)}")
+    for number, valid in enumerate(rule.VALID, start=1):
+        why = f": {valid.why}" if valid.why else ""
+        config = f" (with `{_config_text(valid.config)}`)" if valid.config else ""
+        parts.append(f"VALID {number}{config}, not reported{why}\n\n{_code_block(valid.code)}")
     return "\n\n".join(parts)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -153,7 +153,7 @@ def _syntax_errors_only(source: str, path: str, allowed: Callable[[str, str], bo
 
 
 def _unparsed(source: str, path: str, config: Config, error: cst.ParserSyntaxError | RecursionError,
-              allowed: Callable[[str, str], bool], **options) -> list[Diagnostic]:
+              allowed: Callable[[str, str], bool], **options: Any) -> list[Diagnostic]:
     """Parse step, failed: the file's TL000, or its findings when only libcst's tokenizer refuses it."""
     if isinstance(error, RecursionError):
         diag = Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
@@ -173,8 +173,8 @@ def _python_parses(source: str) -> bool:
     return True
 
 
-def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSyntaxError, *, allowed,
-                     **options) -> list[Diagnostic]:
+def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSyntaxError, *,
+                     allowed: Callable[[str, str], bool], **options: Any) -> list[Diagnostic]:
     """A file Python runs but libcst's tokenizer rejects (tabs and spaces mixed in a way CPython accepts):
     lint it with its indentation spelled out in spaces, and map columns back. Its fixes are dropped, since
     they were computed on other text; the findings stay."""

@@ -59,9 +59,14 @@ class Selection(Protocol):
     """What `discover` asks of the settings (a tapelint.config.Config), named here so that this module,
     which the config imports `resolved` from, does not import the config back."""
 
-    force_exclude: bool
-    include_notebooks: bool
-    respect_gitignore: bool
+    @property
+    def force_exclude(self) -> bool: ...
+
+    @property
+    def include_notebooks(self) -> bool: ...
+
+    @property
+    def respect_gitignore(self) -> bool: ...
 
     def is_excluded(self, path: Path, walk_root: Path | None = None) -> bool: ...
 

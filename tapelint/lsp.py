@@ -20,6 +20,7 @@ import time
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import unquote, urlparse
@@ -638,7 +639,7 @@ class TapelintServer(LanguageServer):
         self.background: set[str] = set()
         self.dependents_due: set[str] = set()
         self._layouts: dict[str, tuple[str, Layout | None]] = {}
-        self._words: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._words: dict[tuple[str, ...], tuple[Trigger, ...]] = {}
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # A malformed message from the client is the client's problem: log it, do not pop up a dialog.
@@ -785,7 +786,7 @@ class TapelintServer(LanguageServer):
         self._layouts[uri] = (source, found)
         return found
 
-    def words(self, config: Config) -> tuple[str, ...]:
+    def words(self, config: Config) -> tuple[Trigger, ...]:
         key = config.enabled_codes()
         if key not in self._words:
             self._words[key] = trigger_words(config)
@@ -873,7 +874,7 @@ class TapelintServer(LanguageServer):
         self.pending[uri] = task
         if background:
             self.background.add(uri)
-        task.add_done_callback(lambda done, uri=uri: self._forget(uri, done))
+        task.add_done_callback(partial(self._forget, uri))
 
     def _forget(self, uri: str, task: asyncio.Task) -> None:
         if self.pending.get(uri) is task:

@@ -18,6 +18,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from tapelint.errors import TapelintError
 from tapelint.files import read_text, resolved
@@ -65,15 +66,14 @@ class ModuleSummary:
                    list(data["star_imports"]))
 
 
-class SummaryStore:
-    """Where summaries outlive the process (the result cache gives one): `get(key)` / `put(key, data)`
-    with JSON-able data, keyed by the module's resolved path, modification time, size and root."""
+class SummaryStore(Protocol):
+    """Where summaries outlive the process (the result cache's `Summaries` is one): `get(key)` /
+    `put(key, data)` with JSON-able data, keyed by the module's resolved path, modification time, size and
+    root."""
 
-    def get(self, key: str) -> dict | None:  # pragma: no cover - an interface
-        return None
+    def get(self, key: str) -> dict | None: ...
 
-    def put(self, key: str, data: dict) -> None:  # pragma: no cover - an interface
-        pass
+    def put(self, key: str, data: dict) -> None: ...
 
 
 def package_root(path: Path) -> Path:

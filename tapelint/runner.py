@@ -196,9 +196,9 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     else:
         walked: dict[Path, SourceFile] = {}
         for path in paths:
-            for found in discover([path], finder.for_path(path), problems):
-                if found.path not in walked or found.explicit:
-                    walked[found.path] = found  # named on the command line wins, whatever the order
+            for discovered in discover([path], finder.for_path(path), problems):
+                if discovered.path not in walked or discovered.explicit:
+                    walked[discovered.path] = discovered  # named on the command line wins, whatever the order
         files = sorted(walked.values(), key=lambda f: str(f.path))
     result = LintResult(files_checked=len(files), errors=problems)
     if progress is not None:
@@ -215,11 +215,11 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         except TapelintError as error:
             result.errors.append(str(error))
             continue
-        found = cache.get(work.key, str(source_file.path)) if cache is not None and work.key else None
-        if found is None:
+        answered = cache.get(work.key, str(source_file.path)) if cache is not None and work.key else None
+        if answered is None:
             pending.append(work)
         else:
-            outcomes.append((work, found))
+            outcomes.append((work, answered))
     result.cached = len(outcomes)
     done = len(files) - len(pending)  # answered by the cache, or unreadable
     if progress is not None:
@@ -231,9 +231,9 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         if progress is not None:
             progress(done, len(files))
 
-    for work, (found, error) in zip(pending, _lint_all(pending, jobs, finished)):
-        if error is not None:
-            result.errors.append(error)
+    for work, (found, failure) in zip(pending, _lint_all(pending, jobs, finished)):
+        if failure is not None:
+            result.errors.append(failure)
             continue
         if cache is not None and work.key:
             cache.put(work.key, str(work.source_file.path), found, _rests_on_other_modules(work, found))
