@@ -4,10 +4,10 @@ from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.modes import mode_layers
 from tapelint.analysis.purpose import only_in_unit_tests
-from tapelint.analysis.twins import same_object, structural_twins
 from tapelint.analysis.variable_sets import VariableList, gradient_origin, variable_list, zipped_lists
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl006_twins import same_object, structural_twins
 
 
 class GradientVariableMismatch(Rule):

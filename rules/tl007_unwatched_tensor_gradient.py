@@ -6,9 +6,9 @@ from tapelint.analysis.blocks import positions
 from tapelint.analysis.facts import Facts, keyword_arg
 from tapelint.analysis.gradients import GradientCall, gradient_calls, watch_calls, watched_names
 from tapelint.analysis.names import dotted
-from tapelint.analysis.sources import copied_from, recorded_in, source_kind
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.rules._tl007_sources import copied_from, recorded_in, source_kind
 from tapelint.text import source_lines
 
 

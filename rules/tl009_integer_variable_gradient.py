@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.dtypes import integer_variables, variable_holder
 from tapelint.analysis.gradients import gradient_calls
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl009_dtypes import integer_variables, variable_holder
 
 
 class IntegerVariableGradient(Rule):

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.assignments import forward_path_assigns
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl010_assignments import forward_path_assigns
 
 
 class AssignOnForwardPath(Rule):

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.accumulation import accumulators, grows_between_applies
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl011_accumulation import accumulators, grows_between_applies
 
 
 class GradientAccumulatorNeverReset(Rule):

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.targets import bootstrapped_targets
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl012_targets import bootstrapped_targets
 
 
 class TargetWithoutStopGradient(Rule):

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from tapelint.analysis.facts import CallSite, arg_value
 from tapelint.analysis.outputs import gradient_owners, is_model
-from tapelint.analysis.regularization import adds_model_losses, models_called_in, regularization_reader
 from tapelint.analysis.training import parts
 from tapelint.analysis.training_steps import is_training_gradient
 from tapelint.analysis.values import Value
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl105_regularization import adds_model_losses, models_called_in, regularization_reader
 
 
 class RegularizationLossesIgnored(Rule):

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.execution import runs_traced
 from tapelint.analysis.gradients import under_tape
 from tapelint.analysis.keras import Output
 from tapelint.analysis.losses import fed_losses
 from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl107_execution import runs_traced
 
 # Raw TensorFlow activations: unlike Keras' own softmax/sigmoid (layers, `keras.activations`,
 # `keras.ops` on the TF backend), they do not remember their logits for the loss to recover.

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from tapelint.analysis.mixed_precision import float16_policy, policy_at, scaling_in
 from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.training_steps import is_training_gradient
 from tapelint.analysis.vocabulary import LOSS_SCALE_WRAPPERS
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl203_mixed_precision import float16_policy, policy_at, scaling_in
 
 
 class LossScalingMissing(Rule):
@@ -49,7 +49,7 @@ class LossScalingMissing(Rule):
     Only a policy set in the same file is seen. A `mixed_bfloat16` policy needs no loss scaling and is
     not reported.
 
-    A global policy holds only where it is in force when the step runs (`analysis/mixed_precision.py`):
+    A global policy holds only where it is in force when the step runs (`rules/_tl203_mixed_precision.py`):
     after a setter at module level, or earlier in the same function, or in a function of the file called
     before the step (`configure()` at the top of `main()`), until another setter changes it. A policy set
     and restored inside another function (an export helper, a benchmark) does not reach the step, nor does

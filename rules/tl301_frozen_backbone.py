@@ -6,13 +6,13 @@ from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
 from tapelint.analysis.keras import application_has_batchnorm
 from tapelint.analysis.models import KerasModel, model_reader
-from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.analysis.names import dotted
 from tapelint.analysis.purpose import only_in_unit_tests
-from tapelint.analysis.trainable import weight_reads
 from tapelint.analysis.training import frozen_values, head_weighted_layers, runs_in_tape, trained, trains_model
+from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl301_trainable import weight_reads
 
 
 class FrozenBackbone(Rule):

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from tapelint.analysis.tracking import untracked_variables
 from tapelint.analysis.values import Kind
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl305_tracking import untracked_variables
 
 
 class TfVariableNotTracked(Rule):

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from tapelint.analysis.model_build import weights_read_before_build
 from tapelint.analysis.names import dotted
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl306_model_build import weights_read_before_build
 
 
 class TrainableVariablesBeforeBuild(Rule):

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import keyword_arg
-from tapelint.analysis.layer_graph import NOISE, ConstantInit, Successor, layer_initializer, successors
 from tapelint.analysis.unit_tests import in_unit_test
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl307_layer_graph import NOISE, ConstantInit, Successor, layer_initializer, successors
 
 # Activations whose slope at 0 is 0 in TensorFlow: a unit that outputs exactly 0 gets no gradient.
 _FLAT_AT_ZERO = frozenset({"relu", "relu6"})

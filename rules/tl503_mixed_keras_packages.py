@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tapelint.analysis.keras_packages import LEGACY_FLAG, mixes
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl503_keras_packages import LEGACY_FLAG, mixes
 
 _HOW = {
     "sequential": "Keras rejects the layer when the model is built",

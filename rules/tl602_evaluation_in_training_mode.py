@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.evaluation import training_mode_evaluations
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl602_evaluation import training_mode_evaluations
 
 
 class EvaluationInTrainingMode(Rule):
@@ -73,7 +73,7 @@ class EvaluationInTrainingMode(Rule):
                "evaluate with `training=False`")
     severity = Severity.WARNING
     # A finding needs `training=True` (or a call that defaults to it, only reported alongside one) and one of
-    # the evaluation contexts analysis/evaluation.py knows: a Keras `test_step`/`predict_step`, a metric update
+    # the evaluation contexts rules/_tl602_evaluation.py knows: a Keras `test_step`/`predict_step`, a metric update
     # (`update_state`, or a call of a `keras.metrics` object), or an epoch loop around training steps (tape
     # blocks and `apply_gradients`/`minimize`/`train_on_batch` calls).
     triggers = tuple(("training=True", context) for context in (

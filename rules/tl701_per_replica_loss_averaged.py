@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from tapelint.analysis.dataflow import render
-from tapelint.analysis.distribution import Scaling, loss_scaling, per_replica
 from tapelint.analysis.gradients import gradient_calls
 from tapelint.analysis.optimizer_families import GradientScaling, optimizers_applying
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._tl701_distribution import Scaling, loss_scaling, per_replica
 
 
 class PerReplicaLossAveraged(Rule):

@@ -8,9 +8,9 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.epochs import fresh_iterator_reads, loops, metric_uses, metrics_never_reset
-from tapelint.analysis.evaluation import training_mode_evaluations
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.values import Kind, values_of
+from tapelint.rules._tl602_evaluation import training_mode_evaluations
 
 
 def _facts(source: str) -> Facts:

@@ -8,10 +8,10 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.model_build import unbuilt_at_creation, weights_read_before_build
 from tapelint.analysis.optimizers import builds_with_all_variables, optimizer_creations, optimizer_steps
-from tapelint.analysis.tracking import untracked_variables
 from tapelint.analysis.values import Kind, values
+from tapelint.rules._tl305_tracking import untracked_variables
+from tapelint.rules._tl306_model_build import unbuilt_at_creation, weights_read_before_build
 
 
 def _facts(source: str) -> Facts:

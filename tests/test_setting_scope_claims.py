@@ -2,7 +2,7 @@
 
 - TL203: a `mixed_float16` policy holds only where it is in force when the step runs (module level, earlier in
   the same function, or a function called before); not in comments, not in another function that sets and
-  restores it, not in another unit-test method (analysis/mixed_precision.py).
+  restores it, not in another unit-test method (rules/_tl203_mixed_precision.py).
 - TL301: a model frozen for a GAN's combined model still trains when its own step differentiates `variables`
   (which ignore `trainable`) or reads `trainable_variables` where `trainable` is True again.
 - TL103: losses and metrics whose value is the same with the arguments swapped are not reported.

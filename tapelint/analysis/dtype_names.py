@@ -1,7 +1,8 @@
 """The dtype a piece of code names: `tf.int32`, `"float32"`, `np.int64`, `tf.dtypes.bool`.
 
-Below `dtypes` (which also works out the dtype a value has) so that the lower analyses read dtypes the
-same way without importing it: `dataflow`, under it, asks which `tf.cast` cuts a gradient.
+Apart from TL009's `rules/_tl009_dtypes.py` (which also works out the dtype a value has) so that the
+analyses read dtypes the same way without importing a rule's helper: `dataflow` asks which `tf.cast`
+cuts a gradient.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class ImportMap:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
         # Local name -> the module path as imported, before `canonical` merges the Keras spellings:
-        # which package (Keras 3, tf_keras, tensorflow_hub) an object comes from (analysis/keras_packages).
+        # which package (Keras 3, tf_keras, tensorflow_hub) an object comes from (rules/_tl503_keras_packages.py).
         self.origins: dict[str, str] = {}
         self.uses_tf_keras = False
         self.imports_tensorflow = False

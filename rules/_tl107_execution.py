@@ -2,7 +2,8 @@
 
 Some numerical behaviour differs between the two: in a graph Keras recovers the logits of a
 `tf.nn.softmax` by looking at the producing op; eagerly it cannot. Which scopes run traced is answered
-once, by `tracing`; this module only says how a rule that must stay silent on traced code reads it.
+once, by `analysis/tracing.py`; this module only says how a rule that must stay silent on traced code
+reads it. It lives beside TL107, its one reader.
 """
 
 from __future__ import annotations

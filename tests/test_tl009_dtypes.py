@@ -1,4 +1,4 @@
-"""What dtype a tensor or a variable has: the questions of tapelint/analysis/dtypes.py (figures measured on
+"""What dtype a tensor or a variable has: the questions of rules/_tl009_dtypes.py (figures measured on
 TF 2.21: `tf.Variable(3)` is int32, `tf.Variable(np.arange(5))` int64, `tf.Variable(range(3))` int32)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.dtype_names import dtype_name, is_integer
-from tapelint.analysis.dtypes import integer_variables, value_dtype, variable_dtype
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.gradients import gradient_calls
+from tapelint.rules._tl009_dtypes import integer_variables, value_dtype, variable_dtype
 
 
 def _facts(source: str) -> Facts:

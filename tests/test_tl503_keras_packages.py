@@ -10,7 +10,7 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.keras_packages import Package, legacy_tf_keras, mixes, packages_of, tensor_package
+from tapelint.rules._tl503_keras_packages import Package, legacy_tf_keras, mixes, packages_of, tensor_package
 
 
 def _facts(source: str) -> Facts:

@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.targets import bootstrapped_targets, regressions
+from tapelint.rules._tl012_targets import bootstrapped_targets, regressions
 
 HEAD = """
 import tensorflow as tf

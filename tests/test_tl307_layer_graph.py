@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.layer_graph import constant_initializer, layer_initializer, successors
+from tapelint.rules._tl307_layer_graph import constant_initializer, layer_initializer, successors
 
 
 def _facts(source: str) -> Facts:

@@ -1,7 +1,7 @@
 """What dtype a tensor or a `tf.Variable` has, when the code proves it.
 
-`dtype_name(facts, expr)` (from `dtype_names`) reads a dtype written in the code (`tf.int32`, `"float32"`,
-`np.int64`).
+`dtype_name(facts, expr)` (from `analysis/dtype_names.py`) reads a dtype written in the code (`tf.int32`,
+`"float32"`, `np.int64`).
 `value_dtype(facts, expr, scope, order)` is the dtype TensorFlow gives the tensor `expr` converts to:
 Python literals (`3` is int32, `3.0` float32, `True` bool), lists of them, NumPy constructors (`np.arange(5)`
 is int64), TensorFlow factories (`tf.zeros`, `tf.range`, `tf.cast`, `tf.constant(..., dtype=...)`), and

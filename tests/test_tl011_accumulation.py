@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis.accumulation import accumulators, grows_between_applies
 from tapelint.analysis.facts import Facts
+from tapelint.rules._tl011_accumulation import accumulators, grows_between_applies
 
 HEAD = """
 import tensorflow as tf

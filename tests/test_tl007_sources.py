@@ -1,4 +1,4 @@
-"""What kind of tensor a `tape.gradient` source is (analysis/sources.py).
+"""What kind of tensor a `tape.gradient` source is (rules/_tl007_sources.py).
 
 Each program asks about the sources of its `tape.gradient` calls, in order.
 """
@@ -11,7 +11,7 @@ import libcst as cst
 
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.gradients import gradient_calls
-from tapelint.analysis.sources import copied_from, recorded_in, source_kind
+from tapelint.rules._tl007_sources import copied_from, recorded_in, source_kind
 
 
 def _facts(source: str) -> Facts:

@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis.distribution import Scaling, loss_scaling, per_replica, replica_runs
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.gradients import gradient_calls
+from tapelint.rules._tl701_distribution import Scaling, loss_scaling, per_replica, replica_runs
 
 
 def _facts(source: str) -> Facts:

@@ -1,4 +1,4 @@
-"""Which variable assignments sit on the forward path of a loss: tapelint/analysis/assignments.py."""
+"""Which variable assignments sit on the forward path of a loss: rules/_tl010_assignments.py."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis.assignments import forward_path_assigns
 from tapelint.analysis.facts import Facts
+from tapelint.rules._tl010_assignments import forward_path_assigns
 
 
 def _found(source: str) -> list[tuple[str, str, bool, str]]:
