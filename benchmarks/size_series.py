@@ -1,9 +1,9 @@
-"""Static pass speed inside one file: generated training code of about 1k, 2k, 4k and 8k lines.
+"""Static pass speed inside one file: training code of about 1k, 2k, 4k and 8k lines, in two series.
 
-    python benchmarks/size_series.py                  # 1k, 2k, 4k, 8k lines
-    python benchmarks/size_series.py --sizes 1000 8800 --repeat 3
+    python benchmarks/size_series.py                  # both series, 1k, 2k, 4k, 8k lines
+    python benchmarks/size_series.py --series ordinary --sizes 1000 8800 --repeat 3
 
-Each file is many different training programs in one module (subclassed and Sequential models, custom
+"generated": each file is many different training programs in one module (subclassed and Sequential models, custom
 layers, losses, `tf.function` train and test steps with tapes, clipping, metrics, epoch loops over
 datasets, evaluation), every one with its own names, a few of them with real findings. For each size the
 script prints tapelint's time and its ratio to a bare `libcst.parse_module` of the same text and to that
@@ -11,14 +11,25 @@ parse plus libcst's PositionProvider, all measured in the same run (CPU time of 
 `--repeat` rounds times the three one after another, so that a round's figures share the machine's speed
 of the moment; a ratio is the median of the rounds' own ratios, with their range. Roughly linear growth
 keeps the ratios flat from one size to the next.
+
+"ordinary": each file is the correct programs of tests/corpus/ (those declared `# expect: none`, written
+against `tensorflow` and `numpy` alone, setting no global mixed precision policy) one after another, cycling
+through them in a fixed shuffled order, every copy's module-level names suffixed with the copy's number so
+that no two programs share a name (what a long file of ordinary training code looks like; issue 25).
+
+Each series ends with the time of its largest file over its smallest, raw and per line (linear growth: 8x
+and 1x for 8k over 1k lines), and how its ratio to the bare parse moved.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import random
+import re
 import resource
 import statistics
+from pathlib import Path
 
 _UNIT = '''
 
@@ -159,6 +170,94 @@ def training_source(lines: int) -> str:
         f"    fit_{i}()\n" for i in range(count))
 
 
+_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+# Programs that import anything else (standalone Keras, tf_keras, hub, torch, jax) are left out: in one module
+# their imports would rebind each other's names (`keras`, `layers`).
+_ORDINARY_IMPORTS = re.compile(
+    r"^(import (tensorflow as tf|numpy as np|os|tempfile|time)|from tensorflow\.keras import [\w, ]+)\s*$")
+
+
+def _renamed_names(source: str) -> list[tuple[int, int]]:
+    """(line index, column after the name) of every occurrence of a module-level name the program binds
+    itself (not an import): where a copy's suffix goes."""
+    import libcst as cst
+    from libcst.metadata import Assignment, MetadataWrapper, PositionProvider, ScopeProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    positions = wrapper.resolve(PositionProvider)
+    module_scope = scopes[wrapper.module]
+    imported = {a.name for a in module_scope.assignments
+                if isinstance(a, Assignment) and isinstance(a.node, (cst.Import, cst.ImportFrom))}
+    nodes: set[cst.CSTNode] = set()
+    names: set[str] = set()
+    for assignment in module_scope.assignments:
+        if not isinstance(assignment, Assignment) or assignment.name in imported:
+            continue
+        node = assignment.node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            node = node.name
+        if not isinstance(node, cst.Name):
+            continue
+        names.add(node.value)
+        nodes.add(node)
+        nodes.update(access.node for access in assignment.references if isinstance(access.node, cst.Name))
+
+    class Globals(cst.CSTVisitor):  # `global name` in a function names the module's variable
+        def visit_Global(self, node: cst.Global) -> None:
+            nodes.update(item.name for item in node.names if item.name.value in names)
+
+    wrapper.module.visit(Globals())
+    lines = source.splitlines(keepends=True)
+    spots = []
+    for node in nodes:
+        end = positions[node].end
+        assert lines[end.line - 1][end.column - len(node.value):end.column] == node.value  # type: ignore[attr-defined]
+        spots.append((end.line - 1, end.column))
+    return sorted(spots, reverse=True)
+
+
+def _ordinary_programs() -> list[tuple[list[str], list[tuple[int, int]]]]:
+    """The correct corpus programs that import only TensorFlow and NumPy (and a few standard modules), as
+    lines with the places of their module-level names, in a fixed shuffled order."""
+    programs = []
+    for path in sorted(_CORPUS.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if not re.search(r"^#\s*expect:\s*none\b", text, re.MULTILINE):
+            continue
+        imports = [line for line in text.splitlines() if re.match(r"(import|from) \w", line)]
+        if not all(_ORDINARY_IMPORTS.match(line) for line in imports) or "set_global_policy" in text:
+            continue  # other libraries, or a mixed precision policy, which would hold for every program after it
+        if not text.endswith("\n"):
+            text += "\n"
+        programs.append((text.splitlines(keepends=True), _renamed_names(text)))
+    random.Random(25).shuffle(programs)
+    return programs
+
+
+_PROGRAMS: list[tuple[list[str], list[tuple[int, int]]]] = []
+
+
+def ordinary_source(lines: int) -> str:
+    """A module of about `lines` lines made of copies of the corpus's correct programs (whole programs,
+    at least one), each copy's module-level names suffixed with its number."""
+    if not _PROGRAMS:
+        _PROGRAMS.extend(_ordinary_programs())
+    out = ['"""Correct training programs of tapelint\'s corpus, one after another (size series)."""\n']
+    count = 1
+    copy = 0
+    while count < lines or copy == 0:
+        text, spots = _PROGRAMS[copy % len(_PROGRAMS)]
+        renamed = list(text)
+        for line, column in spots:
+            renamed[line] = renamed[line][:column] + f"_{copy}" + renamed[line][column:]
+        out.append("\n\n")
+        out.extend(renamed)
+        count += 2 + len(text)
+        copy += 1
+    return "".join(out)
+
+
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -171,31 +270,27 @@ def _timed(function) -> float:  # type: ignore[no-untyped-def]
     return _cpu() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1100, 2200, 4400, 8800])
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="rounds per size; each round times a parse, a parse with positions and a lint in turn")
-    args = parser.parse_args()
+SERIES = {"generated": training_source, "ordinary": ordinary_source}
 
+
+def _series(name: str, make_source, sizes: list[int], repeat: int, config) -> None:  # type: ignore[no-untyped-def]
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from tapelint.config import Config
     from tapelint.engine import lint_source
 
-    config = Config()
-    lint_source(training_source(200), "warmup.py", config)  # imports, registry, rule classes
+    print(f"{name} series")
     print(f"{'lines':>6} {'parse s':>8} {'parse+pos s':>11} {'tapelint s':>10} {'/parse':>17} {'/parse+pos':>10} "
           f"{'findings':>8} {'s per 1k lines':>14}")
     first = None
-    for size in args.sizes:
-        source = training_source(size)
+    measured: list[tuple[int, float, float]] = []  # (lines, lint, lint / parse)
+    for size in sizes:
+        source = make_source(size)
         lines = source.count("\n")
         found: list = []
         rounds: list[tuple[float, float, float]] = []
         # Interleaved: the machine's speed drifts within minutes, and a round's three figures share it.
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             parse = _timed(lambda: cst.parse_module(source))
             parse_pos = _timed(lambda: MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
                                .resolve(PositionProvider))
@@ -208,9 +303,33 @@ def main() -> None:
         internal = sum(1 for d in found if d.code == "TL999")
         per_k = lint / lines * 1000
         first = first or per_k
+        measured.append((lines, lint, statistics.median(to_parse)))
         print(f"{lines:>6} {parse:>8.2f} {parse_pos:>11.2f} {lint:>10.2f} {spread:>17} "
               f"{to_parse_pos:>10.2f} {len(found):>8} {per_k:>8.3f} ({per_k / first:.2f}x)"
               + (f"  {internal} INTERNAL ERRORS" if internal else ""))
+    if len(measured) > 1:
+        (small, small_s, small_p), (large, large_s, large_p) = measured[0], measured[-1]
+        print(f"{name}: {large} lines / {small} lines: time {large_s / small_s:.2f}x for {large / small:.2f}x "
+              f"the lines ({large_s / small_s / (large / small):.2f}x per line); "
+              f"/parse {small_p:.2f} -> {large_p:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1100, 2200, 4400, 8800])
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds per size; each round times a parse, a parse with positions and a lint in turn")
+    parser.add_argument("--series", nargs="+", choices=sorted(SERIES), default=["generated", "ordinary"])
+    args = parser.parse_args()
+
+    from tapelint.config import Config
+    from tapelint.engine import lint_source
+
+    config = Config()
+    lint_source(training_source(200), "warmup.py", config)  # imports, registry, rule classes
+    lint_source(ordinary_source(200), "warmup.py", config)
+    for name in args.series:
+        _series(name, SERIES[name], args.sizes, args.repeat, config)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MB; CPU time of this process: seconds are the best of {args.repeat} rounds, "
           "ratios the median of the rounds' own ratios (their range in brackets)")

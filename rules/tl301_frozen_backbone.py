@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+import heapq
+from bisect import bisect_left
+
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
-from tapelint.analysis.facts import Binding, Facts, arg_value, keyword_arg
+from tapelint.analysis.facts import Binding, Facts, Scope, keyword_arg
 from tapelint.analysis.keras import application_has_batchnorm
 from tapelint.analysis.models import KerasModel, model_reader
-from tapelint.analysis.names import dotted
+from tapelint.analysis.optimizers import COMPILED, OptimizerUse, optimizer_uses
 from tapelint.analysis.purpose import only_in_unit_tests
 from tapelint.analysis.training import frozen_values, head_weighted_layers, runs_in_tape, trained, trains_model
-from tapelint.analysis.vocabulary import APPLY_METHODS
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, Rule, Valid
 from tapelint.rules._tl301_trainable import weight_reads
@@ -194,41 +196,10 @@ class FrozenBackbone(Rule):
     def _after_optimizer_use(facts: Facts, binding: Binding) -> str | None:
         """Why the change comes too late, or None. It is too late when an optimizer that already ran
         (or a `compile()`) is used again after the change: a fresh optimizer or a new `compile()`
-        afterwards picks up the new variable list."""
-        before: dict[str, str] = {}
-        after: set[str] = set()
-        for site in facts.calls:
-            if site.scope is not binding.scope:
-                continue
-            uses: list[tuple[str, str]] = []
-            if site.method == "compile" and (keyword_arg(site.node, "optimizer") is not None
-                                             or arg_value(site.node, 0) is not None):
-                uses.append(("<compile>", "`compile()`"))
-            elif site.method in ("fit", "train_on_batch") and site.receiver is not None:
-                uses.append(("<compile>", f"`{site.receiver}.{site.method}()`"))
-            if site.method in APPLY_METHODS and site.receiver is not None:
-                uses.append((site.receiver, f"`{site.receiver}.{site.method}()`"))
-            callee = facts.functions.get(site.func or "")
-            if callee is not None:
-                for inner in facts.calls:
-                    if inner.method in APPLY_METHODS and inner.receiver and callee.contains(inner.scope):
-                        key = inner.receiver
-                        root = key.split(".")[0]
-                        if root in callee.params:  # the optimizer comes in as an argument
-                            passed = dotted(facts.argument_for_param(site.node, callee, root))
-                            key = passed + key[len(root):] if passed else f"<argument of {site.func}>"
-                        uses.append((key, f"training with `{site.func}()`"))
-            for key, text in uses:
-                if site.order < binding.order:
-                    before.setdefault(key, text)
-                else:
-                    after.add(key)
-            if site.order > binding.order and site.method == "compile":
-                before.pop("<compile>", None)  # recompiled after the change: Keras rebuilds the step
-        for key, text in before.items():
-            if key in after:
-                return text
-        return None
+        afterwards picks up the new variable list. Optimizers are told apart by the value model
+        (optimizers.optimizer_uses); each scope's answers are worked out once (_LateUses)."""
+        late = facts.cached(("tl301.late_uses", id(binding.scope)), lambda: _LateUses(facts, binding.scope))
+        return late.at(binding.order)
 
     VALID = [
         Valid(
@@ -539,3 +510,84 @@ def _in_custom_loop(facts: Facts, binding: Binding, holder: str) -> bool:
         if use.name == holder and any(t.encloses(use.order) for t in facts.tapes):
             return True
     return False
+
+
+class _LateUses:
+    """For one scope, the first optimizer use that a change of `trainable` at a given point comes after,
+    when the same optimizer is used again after that point: for every split of the scope's uses into
+    "before" and "after", worked out in one sweep, so that each `.trainable = ...` costs a bisection.
+
+    An optimizer counts as already run when one of its uses comes before the change, and as used again when
+    one comes at or after it; of those, the one first used is reported, with the words of its first use. A
+    `compile()` after the change (any, with or without an optimizer) rebuilds what `compile()` built: then
+    compile()/fit() uses before the change no longer count."""
+
+    def __init__(self, facts: Facts, scope: Scope) -> None:
+        uses = optimizer_uses(facts, scope)
+        self.orders: list[int] = []  # of the calls with uses, in document order
+        self.last_compile = _last_compile(facts).get(id(scope), -1)
+        first: dict[object, tuple[int, int, str]] = {}  # identity -> (call index, use index, words)
+        last: dict[object, int] = {}  # identity -> index of its last call
+        index = -1
+        previous = None
+        for number, use in enumerate(uses):
+            if use.site is not previous:
+                previous = use.site
+                index += 1
+                self.orders.append(use.site.order)
+            words = _words(use)
+            for key in use.optimizers:
+                if key not in first:
+                    first[key] = (index, number, words)
+                last[key] = index
+        calls = len(self.orders)
+        self.any_use = self._sweep(first, last, calls, skip_compiled=False)
+        self.recompiled = self._sweep(first, last, calls, skip_compiled=True)
+
+    @staticmethod
+    def _sweep(first: dict[object, tuple[int, int, str]], last: dict[object, int], calls: int,
+               skip_compiled: bool) -> list[str | None]:
+        """The answer for each split (0 .. calls: how many calls with uses come before the change): of the
+        identities first used before the split and used again at or after it, the words of the one first
+        used."""
+        starting: dict[int, list[tuple[int, int, str, int]]] = {}
+        for key, (index, number, words) in first.items():
+            if skip_compiled and key == COMPILED:
+                continue
+            if last[key] > index:  # used again by a later call: may straddle a split
+                starting.setdefault(index, []).append((index, number, words, last[key]))
+        answers: list[str | None] = [None]
+        heap: list[tuple[int, int, str, int]] = []
+        for split in range(1, calls + 1):
+            for entry in starting.get(split - 1, ()):
+                heapq.heappush(heap, entry)
+            while heap and heap[0][3] < split:
+                heapq.heappop(heap)  # its last use comes before this split, and before every later one
+            answers.append(heap[0][2] if heap else None)
+        return answers
+
+    def at(self, order: int) -> str | None:
+        split = bisect_left(self.orders, order)
+        return (self.recompiled if self.last_compile > order else self.any_use)[split]
+
+
+def _last_compile(facts: Facts) -> dict[int, int]:
+    """The order of the last `x.compile(...)` call (with an optimizer or not) made in each scope, by id."""
+
+    def compute() -> dict[int, int]:
+        found: dict[int, int] = {}
+        for site in facts.calls:
+            if site.method == "compile":
+                found[id(site.scope)] = site.order
+        return found
+
+    return facts.cached("tl301.last_compile", compute)
+
+
+def _words(use: OptimizerUse) -> str:
+    site = use.site
+    if use.kind == "compile":
+        return "`compile()`"
+    if use.kind == "helper":
+        return f"training with `{site.func}()`"
+    return f"`{site.receiver}.{site.method}()`"

@@ -127,3 +127,75 @@ def test_positions_without_facts_search_the_statements():
     target = module.body[1].body[0].value  # type: ignore[attr-defined]
     position = lazy.get(target)
     assert (position.start.line, position.start.column, position.end.line, position.end.column) == (2, 4, 2, 9)
+
+
+_FINE_TUNE = '''
+base_{i} = tf.keras.applications.MobileNetV2(include_top=False, weights=None, input_shape=(96, 96, 3))
+base_{i}.trainable = False
+head_{i} = tf.keras.layers.Dense(1)
+optimizer_{i} = tf.keras.optimizers.Adam(1e-3)
+
+
+def train_{i}(steps):
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(head_{i}(tf.reduce_mean(base_{i}(tf.zeros((1, 96, 96, 3)), training=False), axis=[1, 2])))
+        variables = head_{i}.trainable_variables + base_{i}.trainable_variables
+        optimizer_{i}.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+
+train_{i}(10)
+base_{i}.trainable = True
+train_{i}(10)
+'''
+
+
+def test_frozen_backbone_reads_the_calls_once_per_file(monkeypatch):
+    """TL301 asks, for every `x.trainable = ...`, whether an optimizer that already ran is used again after
+    it. That question once walked every call of the file per binding, and every call again per call of a
+    training function (12 s of 13 on a 9,100-line file, issue 25); now the uses of each scope are listed
+    once. Pinned by counting the calls TL301's question walks on one program and on eight of them in one
+    module (linear: 8x; it was 363x here), not by timing."""
+    from tapelint.analysis import facts as facts_module
+    from tapelint.rules.tl301_frozen_backbone import FrozenBackbone
+
+    walked = [0]
+    asking = [False]
+
+    class Calls(list):
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for site in super().__iter__():
+                walked[0] += asking[0]
+                yield site
+
+    original_init = facts_module.Facts.__init__
+
+    def init(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        original_init(self, *args, **kwargs)
+        self.calls = Calls(self.calls)
+
+    question = FrozenBackbone._after_optimizer_use
+
+    def asked(facts, binding):  # type: ignore[no-untyped-def]
+        asking[0] = True
+        try:
+            return question(facts, binding)
+        finally:
+            asking[0] = False
+
+    monkeypatch.setattr(facts_module.Facts, "__init__", init)
+    monkeypatch.setattr(FrozenBackbone, "_after_optimizer_use", staticmethod(asked))
+    counts = {}
+    for copies in (1, 8):
+        source = "import tensorflow as tf\n" + "".join(_FINE_TUNE.format(i=i) for i in range(copies))
+        walked[0] = 0
+        found = [d for d in lint_source(source, "fine_tune.py", Config(), rules=(FrozenBackbone,))
+                 if d.code == "TL301"]
+        # Each copy's unfreezing comes after its own optimizer ran, and is told so with its own function.
+        lines = source.splitlines()
+        late = {d.line: d.message for d in found if "changes after" in d.message}
+        assert sorted(late) == [n for n, line in enumerate(lines, 1) if line.endswith(".trainable = True")]
+        for line, message in late.items():
+            assert f"training with `{lines[line].split('(')[0]}()`" in message, message
+        counts[copies] = walked[0]
+    assert 0 < counts[8] <= 8 * 1.5 * counts[1], counts

@@ -14,8 +14,9 @@ import libcst as cst
 
 from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
-from tapelint.analysis.values import Kind, UNKNOWN, Value, flatten, is_unknown, last_assignment, values
 from tapelint.analysis.models import compiles
+from tapelint.analysis.names import dotted
+from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, last_assignment, values
 from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
 
 
@@ -470,3 +471,100 @@ def builds_with_all_variables(facts: Facts, creation: OptimizerCreation) -> bool
         if me in receiver or is_unknown(receiver):
             return True
     return False
+
+
+@dataclass(eq=False)
+class OptimizerUse:
+    """A call that runs an optimizer, as seen from the scope it is made in: `compile(optimizer=...)`
+    ("compile"), `fit`/`train_on_batch` ("fit": they run what `compile()` built), an apply call
+    ("apply"), or a call of a function of this module that reaches apply calls ("helper").
+
+    `optimizers` says which optimizer objects run, by the value model: the optimizer values an apply
+    call's receiver may hold (for a helper's apply call on its parameter, what this call passes it);
+    where that cannot be told (UNKNOWN), the receiver as spelled stands in for it (`opt`, `trainer.opt`,
+    or `<argument of f>` when the call passes nothing). "compile" and "fit" uses carry the one marker
+    COMPILED: what `compile()` builds is not told apart by model."""
+
+    site: CallSite
+    kind: str
+    optimizers: tuple[object, ...]
+
+
+COMPILED = "<compile>"
+
+
+def optimizer_uses(facts: Facts, scope: Scope) -> list[OptimizerUse]:
+    """The optimizer uses of the calls made in `scope` itself (not in functions nested in it), in
+    document order (a call that both compiles and applies gives its compile use first, then its apply
+    use, then its helper use). A call `f(...)` of a module-level function `f` uses the optimizers of
+    every apply call inside `f` (nested functions included). Computed once per scope."""
+    index = facts.cached("optimizer_uses", lambda: _OptimizerUses(facts))
+    return index.of(scope)
+
+
+class _OptimizerUses:
+    def __init__(self, facts: Facts) -> None:
+        self.f = facts
+        self.by_scope: dict[int, list[OptimizerUse]] = {}
+        self.calls: dict[int, list[CallSite]] = {}
+        for site in facts.calls:
+            self.calls.setdefault(id(site.scope), []).append(site)
+        self.applies: dict[int, ApplySite] = {}
+        # The apply calls inside each function (to any depth), in document order.
+        self.inside: dict[int, list[ApplySite]] = {}
+        for apply in apply_sites(facts):
+            if apply.site.receiver is None:
+                continue  # `f().apply(...)`: nothing to name it by in a message
+            self.applies[id(apply.site)] = apply
+            scope: Scope | None = apply.site.scope
+            while scope is not None and not scope.is_module:
+                self.inside.setdefault(id(scope), []).append(apply)
+                scope = scope.parent
+
+    def of(self, scope: Scope) -> list[OptimizerUse]:
+        found = self.by_scope.get(id(scope))
+        if found is None:
+            found = self.by_scope[id(scope)] = self._uses(scope)
+        return found
+
+    def _uses(self, scope: Scope) -> list[OptimizerUse]:
+        f = self.f
+        out: list[OptimizerUse] = []
+        for site in self.calls.get(id(scope), ()):
+            if site.method == "compile" and arg_value(site.node, 0, "optimizer") is not None:
+                out.append(OptimizerUse(site, "compile", (COMPILED,)))
+            elif site.method in ("fit", "train_on_batch") and site.receiver is not None:
+                out.append(OptimizerUse(site, "fit", (COMPILED,)))
+            apply = self.applies.get(id(site))
+            if apply is not None and site.receiver is not None:
+                out.append(OptimizerUse(site, "apply", _identities(apply.optimizers, site.receiver)))
+            callee = f.functions.get(site.func or "")
+            inner = self.inside.get(id(callee)) if callee is not None else None
+            if inner:
+                out.append(OptimizerUse(site, "helper", tuple(
+                    key for apply in inner for key in self._passed(site, callee, apply))))  # type: ignore[arg-type]
+        return out
+
+    def _passed(self, site: CallSite, callee: Scope, apply: ApplySite) -> tuple[object, ...]:
+        """The optimizers `apply` (inside `callee`) runs when `site` calls `callee`."""
+        receiver = apply.site.receiver
+        assert receiver is not None
+        root = receiver.split(".")[0]
+        if root not in callee.params:
+            return _identities(apply.optimizers, receiver)
+        passed = self.f.argument_for_param(site.node, callee, root)
+        spelled = dotted(passed)
+        text = spelled + receiver[len(root):] if spelled else f"<argument of {site.func}>"
+        if passed is None or root != receiver:
+            # Nothing passed, or an attribute of what is passed (`trainer.opt`): the apply call's own answer.
+            return _identities(apply.optimizers if passed is not None else UNKNOWN, text)
+        return _identities(values(self.f).of(passed, site.scope, site.order), text)
+
+
+def _identities(held: frozenset[Value], spelled: str) -> tuple[object, ...]:
+    """The optimizer objects a receiver may hold, for telling uses of one optimizer apart from another's:
+    the values themselves, and the receiver as spelled where the value model cannot tell."""
+    out: list[object] = [v for v in flatten(held) if v.kind is not Kind.CONTAINER and v.kind is not Kind.UNKNOWN]
+    if is_unknown(held):
+        out.append(spelled)
+    return tuple(out)
