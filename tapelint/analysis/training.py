@@ -84,6 +84,18 @@ def parts(facts: Facts, model: Value) -> frozenset[Value] | None:
 
 
 def _parts(facts: Facts, model: Value, depth: int) -> set[Value] | None:
+    # One answer per (model, depth): a functional model asks about every model used before it, and a
+    # long module of such programs would otherwise ask the same questions again at every level.
+    memo: dict[tuple[Value, int], frozenset[Value] | None] = facts.cached("training._parts", dict)
+    key = (model, depth)
+    if key not in memo:
+        computed = _parts_once(facts, model, depth)
+        memo[key] = frozenset(computed) if computed is not None else None
+    known = memo[key]
+    return set(known) if known is not None else None
+
+
+def _parts_once(facts: Facts, model: Value, depth: int) -> set[Value] | None:
     out = {model}
     if depth > 6 or model.node is None:
         return out
