@@ -20,7 +20,7 @@ part hides a CUT, so rules built on CUT stay silent when in doubt.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -173,14 +173,33 @@ class _Flow:
         self.frames: dict[int, Frame] = {}
         self.steps = 0
 
-    def warm_up(self, scope: Scope, order: int) -> None:
-        """Evaluate the function's earlier bindings first, in document order, so that a long chain of
-        rebindings (`h = h + f(h)` a hundred times) is followed one memoised step at a time."""
-        frame = self.frame_for(scope, 0)
-        earlier = [b for b in self.f.bindings_in_scope(scope) if b.order < order]
-        if len(earlier) < self.MAX_NESTING // 2:
+    def warm_up(self, scope: Scope, order: int, reads: Iterable[str]) -> None:
+        """Evaluate first, in document order, the function's earlier bindings that the question can reach
+        by the names it reads (its backward slice), so that a long chain of rebindings (`h = h + f(h)` a
+        hundred times) is followed one memoised step at a time. Only the slice: a module of many programs
+        would otherwise evaluate every earlier program before each question, and spend on them the
+        budget the question has."""
+        by_name = _bindings_by_name(self.f, scope)
+        pending = [prefix for name in reads for prefix in _prefixes(name)]
+        seen: set[str] = set()
+        chosen: dict[int, Binding] = {}
+        while pending and len(chosen) < 2000:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for binding in by_name.get(name, ()):
+                if binding.order >= order:
+                    break
+                if id(binding) in chosen:
+                    continue
+                chosen[id(binding)] = binding
+                read = binding.value if binding.value is not None else self.f.loop_bindings.get(id(binding))
+                pending.extend(prefix for used in names_in(read) for prefix in _prefixes(used))
+        if len(chosen) < self.MAX_NESTING // 2:
             return
-        for binding in earlier[-2000:]:
+        frame = self.frame_for(scope, 0)
+        for binding in sorted(chosen.values(), key=lambda b: b.order):
             self.binding(binding, frame)
 
     def frame_for(self, scope: Scope, depth: int) -> Frame:
@@ -551,7 +570,7 @@ def gradient_flow(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, o
     pass their input's gradient but are no leaves."""
     flow = _Flow(facts, connected, others)
     try:
-        flow.warm_up(scope, order)
+        flow.warm_up(scope, order, names_in(expr))
         return flow.expr(expr, flow.frame_for(scope, 0), order)
     except RecursionError:
         return UNKNOWN
@@ -561,10 +580,29 @@ def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = 
                     others: Callable[..., bool] | None = None) -> Flow:
     flow = _Flow(facts, connected, others)
     try:
-        flow.warm_up(binding.scope, binding.order)
+        read = binding.value if binding.value is not None else facts.loop_bindings.get(id(binding))
+        flow.warm_up(binding.scope, binding.order, [*names_in(read), binding.target])
         return flow.binding(binding, flow.frame_for(binding.scope, 0))
     except RecursionError:
         return UNKNOWN
+
+
+def _bindings_by_name(facts: Facts, scope: Scope) -> dict[str, list[Binding]]:
+    """The bindings made in `scope`, by the name they bind, each list in document order."""
+
+    def compute() -> dict[str, list[Binding]]:
+        found: dict[str, list[Binding]] = {}
+        for binding in facts.bindings_in_scope(scope):
+            found.setdefault(binding.target, []).append(binding)
+        return found
+
+    return facts.cached(("dataflow.bindings_by_name", id(scope)), compute)
+
+
+def _prefixes(name: str) -> list[str]:
+    """`a.b.c` -> `a.b.c`, `a.b`, `a`: a read of an attribute reads what its owner is bound to."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
 def names_in(expr: cst.CSTNode | None) -> set[str]:
