@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
-from tapelint.analysis.facts import Facts, arg_value
+from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.keras import WEIGHTED_LAYERS, layer_class
 from tapelint.analysis.models import is_functional, is_sequential, sequential_stack
 from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, SEQUENTIAL_CLASSES
 from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import apply_sites
-from tapelint.analysis.values import Kind, Value, flatten, is_unknown, values
+from tapelint.analysis.values import Kind, Value, flatten, is_unknown, reaching_assignments, values
+from tapelint.analysis.walk import child_nodes
 
 _MODEL_KINDS = (Kind.MODEL, Kind.LAYER)
 
@@ -120,12 +121,14 @@ def _parts_once(facts: Facts, model: Value, depth: int) -> set[Value] | None:
         site = facts.call_site(node)
         if site is None:
             return None
-        # Every model or layer the scope that builds it calls or reads before it (`base(x)`,
-        # `base.get_layer("pool").output`, `base.output`).
-        for use in facts.uses_in_scope(site.scope):
-            if use.order >= site.order or not isinstance(use.node, cst.Name):
-                continue
-            for element in resolver.of(use.node, use.scope, use.order):
+        # Every model or layer its graph is computed from (`base(x)`, `base.get_layer("pool").output`,
+        # `base.output`): the names its inputs and outputs read, followed back through the assignments of
+        # the scope that builds it. Models used elsewhere in that scope are no part of it.
+        reads = _graph_reads(facts, node, site)
+        if reads is None:
+            return None
+        for name, order in reads:
+            for element in resolver.of(name, site.scope, order):
                 if element.kind in _MODEL_KINDS and element != model:
                     out |= _parts(facts, element, depth + 1) or {element}
         return out
@@ -137,6 +140,50 @@ def _parts_once(facts: Facts, model: Value, depth: int) -> set[Value] | None:
                     if element.kind in _MODEL_KINDS and element != model:
                         out |= _parts(facts, element, depth + 1) or {element}
         return out
+    return out
+
+
+def _graph_reads(facts: Facts, construction: cst.Call, site: CallSite) -> list[tuple[cst.Name, int]] | None:
+    """The names a functional model's graph reads, each with the point it is read at: those of the
+    `Model(...)` call and, through every assignment of the building scope that may reach a read, those of
+    the expressions assigned. None when the graph is larger than this walk follows."""
+    found: list[tuple[cst.Name, int]] = []
+    pending: list[tuple[cst.CSTNode, int]] = [(arg.value, site.order) for arg in construction.args]
+    followed: set[int] = set()
+    while pending:
+        node, order = pending.pop()
+        if len(found) > _GRAPH_READS:
+            return None
+        for name in _names_read(node):
+            found.append((name, order))
+            for binding in reaching_assignments(facts, name.value, site.scope, order):
+                if binding.scope is not site.scope or id(binding) in followed:
+                    continue
+                followed.add(id(binding))
+                value = binding.value if binding.value is not None else facts.loop_bindings.get(id(binding))
+                if value is not None:
+                    pending.append((value, binding.order))
+    return found
+
+
+_GRAPH_READS = 5000
+
+
+def _names_read(node: cst.CSTNode) -> list[cst.Name]:
+    """The `Name` nodes an expression reads (not attribute tails, keyword names or lambdas)."""
+    out: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name:
+            out.append(current)  # type: ignore[arg-type]
+        elif kind is cst.Attribute:
+            stack.append(current.value)  # type: ignore[attr-defined]
+        elif kind is cst.Arg:
+            stack.append(current.value)  # type: ignore[attr-defined]
+        elif kind is not cst.Lambda:
+            stack.extend(child_nodes(current))
     return out
 
 
