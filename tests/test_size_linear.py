@@ -199,3 +199,35 @@ def test_frozen_backbone_reads_the_calls_once_per_file(monkeypatch):
             assert f"training with `{lines[line].split('(')[0]}()`" in message, message
         counts[copies] = walked[0]
     assert 0 < counts[8] <= 8 * 1.5 * counts[1], counts
+
+
+@pytest.mark.slow
+def test_long_scripts_of_ordinary_programs_ask_each_program_about_itself(monkeypatch):
+    """Gradient flow and a functional model's parts are answered from what the question reads (its
+    backward slice, the model's own graph), not from everything earlier in the module: in a file of many
+    ordinary programs the work grows with the file, not with its square. Pinned by counting the bindings
+    the gradient flow evaluates and the models `training.parts` opens, on about 1.1k and 8.8k lines."""
+    from tapelint.analysis import dataflow, training
+
+    counted = {"bindings": 0, "parts": 0}
+    original_binding = dataflow._Flow.binding
+    original_parts = training._parts_once
+
+    def binding(self, *args):  # type: ignore[no-untyped-def]
+        counted["bindings"] += 1
+        return original_binding(self, *args)
+
+    def parts_once(*args):  # type: ignore[no-untyped-def]
+        counted["parts"] += 1
+        return original_parts(*args)
+
+    monkeypatch.setattr(dataflow._Flow, "binding", binding)
+    monkeypatch.setattr(training, "_parts_once", parts_once)
+    per_line = {}
+    for lines in (1100, 8800):
+        source = size_series.ordinary_source(lines)
+        counted.update(bindings=0, parts=0)
+        assert lint_source(source, "ordinary.py", Config()) == []  # correct programs, each on its own
+        per_line[lines] = {key: value / source.count("\n") for key, value in counted.items()}
+    for key in ("bindings", "parts"):
+        assert per_line[8800][key] <= 1.5 * per_line[1100][key], (key, per_line)
