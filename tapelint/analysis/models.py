@@ -17,6 +17,7 @@ Names are followed by the value model (`values.values_of`) alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import libcst as cst
 
@@ -203,12 +204,17 @@ def sequential_width_layer(facts: Facts, construction: cst.CSTNode) -> tuple[str
     return width_layer_before(layers, len(layers))
 
 
+# How a model is built: a Sequential (its stack), a functional `Model(inputs, outputs)`, a subclass of this
+# module, a `keras.applications` network, or `load_model(...)`.
+ModelKind = Literal["sequential", "functional", "subclass", "application", "loaded"]
+
+
 @dataclass
 class KerasModel:
     """A model built in this module, as far as it can be read statically."""
 
     construction: cst.CSTNode
-    kind: str  # "sequential" | "functional" | "subclass" | "application" | "loaded" | "unknown"
+    kind: ModelKind
     name: str
     layers: list[tuple[str, cst.CSTNode]] = field(default_factory=list)  # (class or UNKNOWN_LAYER, node)
     stack: Stack | None = None  # a Sequential's layers as written (None: not a Sequential, or unreadable)
