@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -184,6 +185,27 @@ def severity_text(rule: type[Rule]) -> str:
     return f"{rule.severity.value} ({extra})" if extra else rule.severity.value
 
 
+def analyses_read(rule: type[Rule]) -> list[str]:
+    """The analyses a rule asks, as its module imports them: shared ones of `tapelint/analysis/`
+    (`models`, `values`, ...) and its private helpers beside it (`rules/_tl301_trainable.py`)."""
+    module = sys.modules.get(rule.__module__)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        return []
+    found: list[str] = []
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("tapelint.analysis."):
+                name = node.module.removeprefix("tapelint.analysis.")
+            elif node.module.startswith("tapelint.rules._"):
+                name = "rules/" + node.module.removeprefix("tapelint.rules.") + ".py"
+            else:
+                continue
+            if name not in found:
+                found.append(name)
+    return sorted(found, key=lambda name: (name.startswith("rules/"), name))
+
+
 def rule_section(rule: type[Rule]) -> str:
     facts = [
         f"- Severity: {severity_text(rule)}",
@@ -196,6 +218,9 @@ def rule_section(rule: type[Rule]) -> str:
     reason = preview_reason(rule)
     if reason is not None:
         facts.append(f"- Preview: {PREVIEW_HOW}, because {reason}")
+    reads = analyses_read(rule)
+    if reads:
+        facts.append(f"- Reads: {', '.join(f'`{name}`' for name in reads)}")
     if rule.runtime_only:
         facts.append("- Reported by: the runtime probe only")
     if rule.probe:
