@@ -142,6 +142,7 @@ class Values:
         self.budget = 0
         self.depth = 0
         self._sites: dict[int, list[CallSite]] = {}
+        self._reaching: dict[tuple[str, int, int], list[Binding]] = {}
 
     # ------------------------------------------------------------------ entry point
     def of(self, expr: cst.BaseExpression | None, scope: Scope, order: int) -> frozenset[Value]:
@@ -303,7 +304,15 @@ class Values:
         return UNKNOWN
 
     def reaching(self, name: str, scope: Scope, order: int) -> list[Binding]:
-        """The bindings of `name` that a read at (`scope`, `order`) may see."""
+        """The bindings of `name` that a read at (`scope`, `order`) may see. Kept per read: several
+        analyses ask about the same read."""
+        key = (name, id(scope), order)
+        found = self._reaching.get(key)
+        if found is None:
+            found = self._reaching[key] = self._reaching_uncached(name, scope, order)
+        return found
+
+    def _reaching_uncached(self, name: str, scope: Scope, order: int) -> list[Binding]:
         f = self.f
         if not f.bindings_of(name):
             return []
