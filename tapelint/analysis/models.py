@@ -39,7 +39,7 @@ from tapelint.analysis.keras import (
     layer_class,
 )
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, Value, last_assignment, reaching_assignments, values, values_of
+from tapelint.analysis.values import Kind, Value, reaching_assignments, values, values_of
 from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, LOAD_MODEL, MODEL_CLASSES, SEQUENTIAL_CLASSES
 
 
@@ -281,28 +281,26 @@ class ModelReader:
             return None
         if name == "self" and scope.class_name and self._is_model_class(scope.class_name):
             return self._subclass(f.classes[scope.class_name].node, scope.class_name)
-        binding = last_assignment(f, name, scope, order)
-        if binding is None:
-            return self._model_from_param(name, scope, depth)
-        if binding.value is None or binding.index is not None:
+        # What the name holds is the value model's answer (assignments, parameters through their call
+        # sites, returns of helpers, attributes): one model, read from where it is built.
+        held = values_of(f, expr, scope, order)
+        nodes = {id(v.node) for v in held}
+        if len(nodes) != 1:
             return None
-        return self.model_of(binding.value, binding.scope, binding.order, depth + 1)
-
-    def _model_from_param(self, name: str, scope: Scope, depth: int) -> KerasModel | None:
-        """A parameter: follow the module's call sites when they all agree."""
-        func = self.f.param_scope(name, scope)
-        if func is None:
+        value = next(iter(held))
+        if value.kind not in (Kind.MODEL, Kind.LAYER):
             return None
-        found: KerasModel | None = None
-        for site in self.f.call_sites_of_scope(func):
-            arg = self.f.argument_for_param(site.node, func, name)
-            info = self.model_of(arg, site.scope, site.order, depth + 1)
-            if info is None:
-                return None
-            if found is not None and found.construction is not info.construction:
-                return None
-            found = info
-        return found
+        if value.node is None:
+            # `self` (or a parameter holding it) of a local model class.
+            if value.cls is not None and value.cls in f.classes and self._is_model_class(value.cls):
+                return self._subclass(f.classes[value.cls].node, value.cls)
+            return None
+        if type(value.node) is not cst.Call:
+            return None
+        made = f.call_site(value.node)
+        if made is None:
+            return None
+        return self.model_of(value.node, made.scope, made.order, depth + 1)
 
     def _is_model_class(self, name: str, depth: int = 0) -> bool:
         cls = self.f.classes.get(name)
@@ -415,7 +413,7 @@ class ModelReader:
             # `self.dense(x)` where `self.dense = Dense(...)`
             func_name = dotted(expr.func)
             if func_name is not None:
-                layer = self._layer_held_by(func_name, scope, order)
+                layer = self._layer_held_by(expr.func, scope, order)
                 if layer is not None:
                     cls, call = layer
                     if self._identity(cls, call):
@@ -475,12 +473,11 @@ class ModelReader:
             found = info
         return found or UNKNOWN
 
-    def _layer_held_by(self, name: str, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
-        binding = last_assignment(self.f, name, scope, order)
-        if binding is None or not isinstance(binding.value, cst.Call):
-            return None
-        cls = layer_class(self.f, binding.value)
-        return (cls, binding.value) if cls is not None else None
+    def _layer_held_by(self, func: cst.BaseExpression, scope: Scope, order: int) -> tuple[str, cst.Call] | None:
+        """The one Keras layer a called name holds (`self.dense` for `self.dense = Dense(...)`), by the
+        value model."""
+        found = layer_constructions(self.f, func, scope, order)
+        return found[0] if found and len(found) == 1 else None
 
 
 def expr_order(facts: Facts, call: cst.Call, default: int) -> int:
