@@ -11,7 +11,11 @@ A model is a `KerasModel`, computed once per construction and shared. What canno
 that cannot be read at all is `None`, and an `.add(...)` whose receiver may be this model or another
 one puts an unknown entry in every model it may reach.
 
-Names are followed by the value model (`values.values_of`) alone.
+It also reads `model.compile(...)` once (`compiles`, `compile_for`): the model(s) a call configures and the
+optimizer, loss and metrics it is given.
+
+Names are read through the value model: `values_of` for what a name holds, and `reaching_assignments`
+where the assigned expression itself is read (whether a prediction is probabilities or logits).
 """
 
 from __future__ import annotations
