@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_activation, layer_class
-from tapelint.analysis.models import layer_constructions, sequential_constructions, stack_layers, width_layer_before
+from tapelint.analysis.models import layer_constructions, sequential_constructions, sequential_stack, width_layer_before
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import UNIT_LAYERS, last_axis_units, layer_units
 from tapelint.diagnostic import Severity
@@ -100,17 +100,20 @@ class SoftmaxOnSingleUnit(Rule):
 
         # A softmax layer in a Sequential model, after a one-unit layer: its list and its `.add(...)` calls
         # alike, layers between them that keep the width (Dropout, BatchNormalization) skipped.
+        # A softmax added under a condition is still wrong whenever it is there; a width layer that may be
+        # missing leaves the width unknown.
         for construction in sequential_constructions(facts):
-            layers = stack_layers(facts, construction.node) or []
-            for index, entry in enumerate(layers):
-                if entry is None or entry[0] not in _SOFTMAX_LAYERS or id(entry[1]) in reported:
+            stack = sequential_stack(facts, construction.node) or ()
+            for index, entry in enumerate(stack):
+                held = entry.layer if entry is not None else None
+                if held is None or held[0] not in _SOFTMAX_LAYERS or id(held[1]) in reported:
                     continue
-                if not self._is_softmax_layer(entry[1], entry[0]) or self._explicit_other_axis(entry[1]):
+                if not self._is_softmax_layer(held[1], held[0]) or self._explicit_other_axis(held[1]):
                     continue
-                previous = width_layer_before(layers, index)
+                previous = width_layer_before(stack, index)
                 if previous is not None and layer_units(facts, previous[1]) == 1:
-                    reported.add(id(entry[1]))
-                    self.report(entry[1], where=f"`{entry[0]}` after a one-unit `{previous[0]}`")
+                    reported.add(id(held[1]))
+                    self.report(held[1], where=f"`{held[0]}` after a one-unit `{previous[0]}`")
 
     def _softmax_layer_applied(self, site: CallSite) -> tuple[str, cst.Call] | None:
         """(class, construction) when the call applies one softmax layer (`Softmax()`, `Activation("softmax")`)."""
@@ -235,6 +238,20 @@ def make(head):
 """,
             "near miss: a layer handed in between the one-unit layer and the softmax cannot be read",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+def make(bottleneck):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu")])
+    model.add(tf.keras.layers.Dense(1))
+    if not bottleneck:
+        model.add(tf.keras.layers.Dense(4))
+    model.add(tf.keras.layers.Softmax())
+    return model
+""",
+            "near miss: the layer before the softmax may be the one-unit one or a four-unit one: unknown",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -356,5 +373,19 @@ class Ranker(tf.keras.Model):
 """,
             line=12,
             message_contains="`Activation` on a one-unit output",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+def make(normalize):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu")])
+    model.add(tf.keras.layers.Dense(1))
+    if normalize:
+        model.add(tf.keras.layers.Softmax())
+    return model
+""",
+            line=8,
+            message_contains="`Softmax` after a one-unit `Dense`",
         ),
     ]

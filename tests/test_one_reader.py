@@ -165,3 +165,24 @@ w = z
     assert last_assignment(facts, "x", y.scope, y.order) is None
     only = last_assignment(facts, "z", w.scope, w.order)
     assert only is not None and only.value.value == "3"  # type: ignore[union-attr]
+
+
+def test_a_layer_added_under_a_condition_may_be_missing():
+    facts = _facts("""
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+model.add(tf.keras.layers.Dense(4))
+if wide:
+    model.add(tf.keras.layers.Dense(16))
+for units in sizes:
+    model.add(tf.keras.layers.Dense(units))
+try:
+    model.add(tf.keras.layers.Dense(2))
+except Exception:
+    pass
+""")
+    stack = sequential_stack(facts, _sequential_site(facts).node) or ()
+    assert [e.conditional for e in stack if e is not None] == [False, False, True, True, True]
+    # Its class is still known (a Dropout there or not), but no layer is known to be at that place.
+    assert [layer[0] if layer else None for layer in stack_layers(facts, _sequential_site(facts).node) or ()] \
+        == ["Dense", "Dense", None, None, None]

@@ -25,6 +25,7 @@ from typing import Literal
 
 import libcst as cst
 
+from tapelint.analysis.blocks import blocks
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import (
@@ -70,6 +71,8 @@ class StackEntry:
     order: int
     held: frozenset[Value]  # what the value model says the expression is
     added: CallSite | None = None  # the `.add(...)` call, for a layer added after construction
+    # Added under an `if`, a `try` or a loop that the construction is not in: it may be missing, or repeated.
+    conditional: bool = False
 
     @property
     def layer(self) -> tuple[str, cst.Call] | None:
@@ -143,8 +146,21 @@ def _stack(facts: Facts, construction: cst.Call) -> Stack | None:
         if layer is None or add.node.args[0].star:
             out.append(None)
             continue
-        out.append(StackEntry(layer, add.scope, add.order, resolver.of(layer, add.scope, add.order), add))
+        out.append(StackEntry(layer, add.scope, add.order, resolver.of(layer, add.scope, add.order), add,
+                              _conditional(facts, add.order, site.order)))
     return tuple(out)
+
+
+def _conditional(facts: Facts, order: int, built: int) -> bool:
+    """Does the point `order` sit under an `if` branch, a `try` body or a loop that the construction at
+    `built` is not in?"""
+    spans = blocks(facts)
+    for guard in spans.guards(order):
+        if not (guard.body.encloses(built) or (guard.orelse is not None and guard.orelse.encloses(built))):
+            return True
+    if any(not loop.encloses(built) for loop in spans.loops_enclosing(order)):
+        return True
+    return spans.caught(order) and not spans.caught(built)
 
 
 def _adds(facts: Facts) -> dict[int, list[tuple[CallSite, bool]]]:
@@ -174,11 +190,12 @@ def sequential_constructions(facts: Facts) -> list[CallSite]:
 
 
 def stack_layers(facts: Facts, construction: cst.CSTNode) -> list[tuple[str, cst.Call] | None] | None:
-    """The stack as Keras layer constructions: (`Dense`, call) or None for an entry that is not one."""
+    """The stack as Keras layer constructions: (`Dense`, call), or None for an entry that is not one or that
+    may be missing (added under a condition or in a loop): no layer is known to be at that place."""
     stack = sequential_stack(facts, construction)
     if stack is None:
         return None
-    return [entry.layer if entry is not None else None for entry in stack]
+    return [entry.layer if entry is not None and not entry.conditional else None for entry in stack]
 
 
 # Layers that keep the size of the last axis of their input.
@@ -186,15 +203,17 @@ SAME_WIDTH_LAYERS = frozenset({"Dropout", "Activation", "Softmax", "ReLU", "Leak
                                "LayerNormalization", "GaussianNoise", "ActivityRegularization"})
 
 
-def width_layer_before(layers: list[tuple[str, cst.Call] | None], end: int) -> tuple[str, cst.Call] | None:
-    """The last layer before position `end` of a stack that sets the width of what it outputs
-    (`Dense(1)` before `Dropout` before `end`), or None when one from there on cannot be read."""
-    for layer in reversed(layers[:end]):
-        if layer is None:
+def width_layer_before(stack: Stack, end: int) -> tuple[str, cst.Call] | None:
+    """The last layer before position `end` of a Sequential's stack that sets the width of what it outputs
+    (`Dense(1)` before `Dropout` before `end`), or None when one from there on cannot be read or may be
+    missing. Width-keeping layers are skipped, there or not."""
+    for entry in reversed(stack[:end]):
+        layer = entry.layer if entry is not None else None
+        if entry is None or layer is None:
             return None
         if layer[0] in SAME_WIDTH_LAYERS:
             continue
-        return layer
+        return None if entry.conditional else layer
     return None
 
 
@@ -202,10 +221,10 @@ def sequential_width_layer(facts: Facts, construction: cst.CSTNode) -> tuple[str
     """The layer that sets the width of a Sequential's output (`Dense(1)` in
     `Sequential([Dense(32), Dense(1), Dropout(0.1)])`, its `.add(...)` calls included), or None when a
     layer from there on cannot be read."""
-    layers = stack_layers(facts, construction)
-    if layers is None:
+    stack = sequential_stack(facts, construction)
+    if stack is None:
         return None
-    return width_layer_before(layers, len(layers))
+    return width_layer_before(stack, len(stack))
 
 
 # How a model is built: a Sequential (its stack), a functional `Model(inputs, outputs)`, a subclass of this
@@ -336,9 +355,12 @@ class ModelReader:
         return self.f.cached(("models.sequential", id(call)), compute)
 
     def _sequential_output(self, info: KerasModel) -> OutputInfo:
+        maybe_missing = {id(e.node) for e in info.stack or () if e is not None and e.conditional}
         for cls, call in reversed(info.layers):
             if cls == "InputLayer" or cls == "Input" or self._identity(cls, call):
                 continue
+            if id(call) in maybe_missing:
+                return UNKNOWN  # the last layer that decides the output may not be there
             if cls == "TimeDistributed" and isinstance(call, cst.Call):
                 # `TimeDistributed(Dense(n, activation="softmax"))` applies the inner layer per step.
                 inner = arg_value(call, 0, "layer")
