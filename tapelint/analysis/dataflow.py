@@ -179,7 +179,6 @@ class _Flow:
         hundred times) is followed one memoised step at a time. Only the slice: a module of many programs
         would otherwise evaluate every earlier program before each question, and spend on them the
         budget the question has."""
-        by_name = _bindings_by_name(self.f, scope)
         pending = [prefix for name in reads for prefix in _prefixes(name)]
         seen: set[str] = set()
         chosen: dict[int, Binding] = {}
@@ -188,7 +187,7 @@ class _Flow:
             if name in seen:
                 continue
             seen.add(name)
-            for binding in by_name.get(name, ()):
+            for binding in self.f.bindings_here(name, scope):
                 if binding.order >= order:
                     break
                 if id(binding) in chosen:
@@ -585,18 +584,6 @@ def flow_of_binding(facts: Facts, binding: Binding, connected: frozenset[str] = 
         return flow.binding(binding, flow.frame_for(binding.scope, 0))
     except RecursionError:
         return UNKNOWN
-
-
-def _bindings_by_name(facts: Facts, scope: Scope) -> dict[str, list[Binding]]:
-    """The bindings made in `scope`, by the name they bind, each list in document order."""
-
-    def compute() -> dict[str, list[Binding]]:
-        found: dict[str, list[Binding]] = {}
-        for binding in facts.bindings_in_scope(scope):
-            found.setdefault(binding.target, []).append(binding)
-        return found
-
-    return facts.cached(("dataflow.bindings_by_name", id(scope)), compute)
 
 
 def _prefixes(name: str) -> list[str]:

@@ -77,14 +77,8 @@ class StackEntry:
     @property
     def layer(self) -> tuple[str, cst.Call] | None:
         """(`Dense`, its construction) when the entry is one Keras layer construction."""
-        if len(self.held) != 1:
-            return None
-        (value,) = self.held
-        if value.kind is not Kind.LAYER or type(value.node) is not cst.Call or value.cls is None:
-            return None
-        if not value.cls.startswith("keras.layers."):
-            return None
-        return value.cls.rsplit(".", 1)[-1], value.node
+        found = keras_layers(self.held)
+        return found[0] if found is not None and len(found) == 1 else None
 
     @property
     def model(self) -> Value | None:
@@ -595,9 +589,14 @@ def is_linear_model(facts: Facts, construction: cst.CSTNode, class_name: str | N
 def layer_constructions(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int
                         ) -> list[tuple[str, cst.Call]] | None:
     """The Keras layer constructions `expr` may be (`Dense`, call), or None when any is not one."""
+    return keras_layers(values_of(facts, expr, scope, order))
+
+
+def keras_layers(held: frozenset[Value]) -> list[tuple[str, cst.Call]] | None:
+    """The Keras layer constructions these values are (`Dense`, call), or None when any is not one."""
     out: list[tuple[str, cst.Call]] = []
-    for value in values_of(facts, expr, scope, order):
-        if value.kind is not Kind.LAYER or not isinstance(value.node, cst.Call) or value.cls is None:
+    for value in held:
+        if value.kind is not Kind.LAYER or type(value.node) is not cst.Call or value.cls is None:
             return None
         if not value.cls.startswith("keras.layers."):
             return None

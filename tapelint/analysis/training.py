@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
+from tapelint.analysis.dataflow import names_in_order
 from tapelint.analysis.facts import CallSite, Facts, arg_value
 from tapelint.analysis.keras import WEIGHTED_LAYERS, layer_class
 from tapelint.analysis.models import is_functional, is_sequential, sequential_stack
@@ -19,7 +20,6 @@ from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, SEQUENTIAL_CLASSES
 from tapelint.analysis.names import dotted
 from tapelint.analysis.optimizers import apply_sites
 from tapelint.analysis.values import Kind, Value, flatten, is_unknown, reaching_assignments, values
-from tapelint.analysis.walk import child_nodes
 
 _MODEL_KINDS = (Kind.MODEL, Kind.LAYER)
 
@@ -154,9 +154,13 @@ def _graph_reads(facts: Facts, construction: cst.Call, site: CallSite) -> list[t
         node, order = pending.pop()
         if len(found) > _GRAPH_READS:
             return None
-        for name in _names_read(node):
-            found.append((name, order))
-            for binding in reaching_assignments(facts, name.value, site.scope, order):
+        # The names it reads (dataflow's reading: not attribute tails, keyword names or lambdas), each
+        # asked about by its root: `base` of `base.get_layer("pool").output`.
+        for name in names_in_order(node):
+            if "." in name:
+                continue
+            found.append((cst.Name(name), order))
+            for binding in reaching_assignments(facts, name, site.scope, order):
                 if binding.scope is not site.scope or id(binding) in followed:
                     continue
                 followed.add(id(binding))
@@ -167,24 +171,6 @@ def _graph_reads(facts: Facts, construction: cst.Call, site: CallSite) -> list[t
 
 
 _GRAPH_READS = 5000
-
-
-def _names_read(node: cst.CSTNode) -> list[cst.Name]:
-    """The `Name` nodes an expression reads (not attribute tails, keyword names or lambdas)."""
-    out: list[cst.Name] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = type(current)
-        if kind is cst.Name:
-            out.append(current)  # type: ignore[arg-type]
-        elif kind is cst.Attribute:
-            stack.append(current.value)  # type: ignore[attr-defined]
-        elif kind is cst.Arg:
-            stack.append(current.value)  # type: ignore[attr-defined]
-        elif kind is not cst.Lambda:
-            stack.extend(child_nodes(current))
-    return out
 
 
 def trains_model(facts: Facts, model: Value) -> bool | None:
