@@ -15,7 +15,6 @@ import libcst as cst
 from tapelint.analysis.closed_world import reachable_from_other_modules
 from tapelint.analysis.facts import Binding, CallSite, Facts, Scope, arg_value
 from tapelint.analysis.models import compiles
-from tapelint.analysis.names import dotted
 from tapelint.analysis.values import UNKNOWN, Kind, Value, flatten, is_unknown, last_assignment, values
 from tapelint.analysis.vocabulary import APPLY_METHODS, VARIABLE_CLASSES, optimizer_class
 
@@ -480,10 +479,9 @@ class OptimizerUse:
     ("apply"), or a call of a function of this module that reaches apply calls ("helper").
 
     `optimizers` says which optimizer objects run, by the value model: the optimizer values an apply
-    call's receiver may hold (for a helper's apply call on its parameter, what this call passes it);
-    where that cannot be told (UNKNOWN), the receiver as spelled stands in for it (`opt`, `trainer.opt`,
-    or `<argument of f>` when the call passes nothing). "compile" and "fit" uses carry the one marker
-    COMPILED: what `compile()` builds is not told apart by model."""
+    call's receiver may hold (for a helper's apply call on its parameter, what this call passes it). What
+    the value model cannot tell adds nothing: that use matches no other. "compile" and "fit" uses carry
+    the one marker COMPILED: what `compile()` builds is not told apart by model."""
 
     site: CallSite
     kind: str
@@ -509,6 +507,7 @@ class _OptimizerUses:
         self.calls: dict[int, list[CallSite]] = {}
         for site in facts.calls:
             self.calls.setdefault(id(site.scope), []).append(site)
+        self.compiled = {id(c.site) for c in compiles(facts) if c.optimizer is not None}
         self.applies: dict[int, ApplySite] = {}
         # The apply calls inside each function (to any depth), in document order.
         self.inside: dict[int, list[ApplySite]] = {}
@@ -531,13 +530,13 @@ class _OptimizerUses:
         f = self.f
         out: list[OptimizerUse] = []
         for site in self.calls.get(id(scope), ()):
-            if site.method == "compile" and arg_value(site.node, 0, "optimizer") is not None:
+            if id(site) in self.compiled:
                 out.append(OptimizerUse(site, "compile", (COMPILED,)))
             elif site.method in ("fit", "train_on_batch") and site.receiver is not None:
                 out.append(OptimizerUse(site, "fit", (COMPILED,)))
             apply = self.applies.get(id(site))
             if apply is not None and site.receiver is not None:
-                out.append(OptimizerUse(site, "apply", _identities(apply.optimizers, site.receiver)))
+                out.append(OptimizerUse(site, "apply", _identities(apply.optimizers)))
             callee = f.functions.get(site.func or "")
             inner = self.inside.get(id(callee)) if callee is not None else None
             if inner:
@@ -551,20 +550,16 @@ class _OptimizerUses:
         assert receiver is not None
         root = receiver.split(".")[0]
         if root not in callee.params:
-            return _identities(apply.optimizers, receiver)
+            return _identities(apply.optimizers)
         passed = self.f.argument_for_param(site.node, callee, root)
-        spelled = dotted(passed)
-        text = spelled + receiver[len(root):] if spelled else f"<argument of {site.func}>"
         if passed is None or root != receiver:
             # Nothing passed, or an attribute of what is passed (`trainer.opt`): the apply call's own answer.
-            return _identities(apply.optimizers if passed is not None else UNKNOWN, text)
-        return _identities(values(self.f).of(passed, site.scope, site.order), text)
+            return _identities(apply.optimizers if passed is not None else UNKNOWN)
+        return _identities(values(self.f).of(passed, site.scope, site.order))
 
 
-def _identities(held: frozenset[Value], spelled: str) -> tuple[object, ...]:
-    """The optimizer objects a receiver may hold, for telling uses of one optimizer apart from another's:
-    the values themselves, and the receiver as spelled where the value model cannot tell."""
-    out: list[object] = [v for v in flatten(held) if v.kind is not Kind.CONTAINER and v.kind is not Kind.UNKNOWN]
-    if is_unknown(held):
-        out.append(spelled)
-    return tuple(out)
+def _identities(held: frozenset[Value]) -> tuple[object, ...]:
+    """The optimizer objects a receiver may hold, for telling uses of one optimizer apart from another's.
+    What the value model cannot tell is no identity: a use of it matches no other use (never a guess from
+    how the receiver is spelled)."""
+    return tuple(v for v in flatten(held) if v.kind is not Kind.CONTAINER and v.kind is not Kind.UNKNOWN)
