@@ -11,7 +11,7 @@ import libcst as cst
 from tapelint.analysis.constants import boolean
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import application_has_batchnorm, application_name, layer_class
-from tapelint.analysis.models import KerasModel, expr_order, model_reader
+from tapelint.analysis.models import KerasModel, expr_order, layer_constructions, model_reader
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import last_assignment
 
@@ -34,11 +34,10 @@ class _ModeReader:
         name = dotted(func)
         if name is None:
             return []
-        binding = last_assignment(self.f, name, scope, order) if name != "self" else None
-        if binding is not None and isinstance(binding.value, cst.Call) and binding.index is None:
-            cls = layer_class(self.f, binding.value)
-            if cls is not None:
-                return [cls] if is_mode_layer(cls) else []
+        # A layer (what the value model says the name holds): its own class decides.
+        layers = layer_constructions(self.f, func, scope, order) if name != "self" else None
+        if layers:
+            return _unique([cls for cls, _ in layers if is_mode_layer(cls)])
         info = self.reader.model_of(func, scope, order)
         if info is None:
             return []
