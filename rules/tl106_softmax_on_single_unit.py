@@ -4,6 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, arg_value
+from tapelint.analysis.heads import single_unit_multiclass
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_activation, layer_class
 from tapelint.analysis.models import layer_constructions, sequential_constructions, sequential_stack, width_layer_before
 from tapelint.analysis.names import dotted
@@ -69,7 +70,9 @@ class SoftmaxOnSingleUnit(Rule):
 
     def check(self) -> None:
         facts = self.facts
-        reported: set[int] = set()
+        # A one-unit layer whose loss or targets need several classes is TL112's: the missing units are the
+        # cause, and a sigmoid would not fix it.
+        reported: set[int] = set(single_unit_multiclass(facts))
         for site in facts.calls:
             call = site.node
             cls = layer_class(facts, call)
@@ -77,7 +80,7 @@ class SoftmaxOnSingleUnit(Rule):
                 if layer_activation(facts, call, cls) == "softmax" and layer_units(facts, call) == 1:
                     activation = arg_value(call, 1 if cls == "Dense" else None, "activation")
                     node = activation if activation is not None else call
-                    if id(node) not in reported:
+                    if id(node) not in reported and id(call) not in reported:
                         reported.add(id(node))
                         self.report(node, fix=self._fix(activation),
                                     where=f"`{cls}` with one {'unit' if cls == 'Dense' else 'filter'}")
@@ -93,7 +96,7 @@ class SoftmaxOnSingleUnit(Rule):
                     reported.add(id(layer))
                     self.report(layer if layer is call.func else call, where=f"`{inner_cls}` on a one-unit output")
                 continue
-            if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax":
+            if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax" and id(call) not in reported:
                 if self._explicit_other_axis(call) is False and last_axis_units(
                         facts, arg_value(call, 0), site.scope, site.order, through_params=True) == 1:
                     self.report(call, where=f"`{dotted(call.func)}` on a one-unit output")

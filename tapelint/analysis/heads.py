@@ -1,0 +1,378 @@
+"""Where a loss meets a model's output and its targets: the one answer to "which head, which loss, which
+targets?" for the head/loss/target mismatch rules (TL111-TL117).
+
+- `loss_of(...)`: what a loss expression is, for every Keras loss (cross-entropies, regression losses and the
+  rest), by kind, whether it is written as a string (`"mse"`), a class (`MeanSquaredError()`), a function
+  (`keras.losses.mse`) or a name holding one of them.
+- `Head`: a model's output as the loss sees it: its final activation (`OutputInfo`, from models.py) and the
+  width of its last axis (from the Sequential stack, the shape model, or the output layer).
+- `meetings(facts)`: every place a loss meets a head: `compile(loss=...)` on a model this module builds (with
+  the targets of every `fit` that runs that compile), and `loss_fn(y, model(x))` in a custom loop.
+
+The targets are labels.py's answer (`LabelInfo`); nothing here guesses what they are. Where a part cannot be
+read the meeting carries an unknown (`units` None, `Output.UNKNOWN`, `Encoding.UNKNOWN`), and rules stay
+silent on it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tapelint.analysis.constants import boolean, string
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo
+from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
+from tapelint.analysis.labels import Encoding, LabelInfo, label_reader
+from tapelint.analysis.models import (
+    Compile, KerasModel, compile_for, compiles, model_reader, sequential_width_layer,
+)
+from tapelint.analysis.outputs import UNIT_LAYERS, layer_units
+from tapelint.analysis.shapes import shape_of
+from tapelint.analysis.values import Kind, values_of
+from tapelint.analysis.keras import layer_class
+
+
+class LossKind(str, enum.Enum):
+    CATEGORICAL = "categorical"  # one-hot targets, one distribution over the last axis
+    SPARSE = "sparse"  # integer class ids, one distribution over the last axis
+    BINARY = "binary"  # each output an independent probability
+    REGRESSION = "regression"  # a distance between values: MSE, MAE, Huber, log-cosh, ...
+    OTHER = "other"  # hinge, KL divergence, Poisson, cosine, ...
+
+
+# Canonical function names, and the kind of each (Keras 3's `keras.losses` plus Keras 2 aliases).
+_FUNCTIONS: dict[str, LossKind] = {
+    "categorical_crossentropy": LossKind.CATEGORICAL,
+    "categorical_focal_crossentropy": LossKind.CATEGORICAL,
+    "sparse_categorical_crossentropy": LossKind.SPARSE,
+    "binary_crossentropy": LossKind.BINARY,
+    "binary_focal_crossentropy": LossKind.BINARY,
+    "mean_squared_error": LossKind.REGRESSION,
+    "mean_absolute_error": LossKind.REGRESSION,
+    "mean_absolute_percentage_error": LossKind.REGRESSION,
+    "mean_squared_logarithmic_error": LossKind.REGRESSION,
+    "huber": LossKind.REGRESSION,
+    "log_cosh": LossKind.REGRESSION,
+    "categorical_hinge": LossKind.OTHER,
+    "hinge": LossKind.OTHER,
+    "squared_hinge": LossKind.OTHER,
+    "kl_divergence": LossKind.OTHER,
+    "poisson": LossKind.OTHER,
+    "cosine_similarity": LossKind.OTHER,
+}
+_ALIASES = {
+    "mse": "mean_squared_error", "MSE": "mean_squared_error",
+    "mae": "mean_absolute_error", "MAE": "mean_absolute_error",
+    "mape": "mean_absolute_percentage_error", "MAPE": "mean_absolute_percentage_error",
+    "msle": "mean_squared_logarithmic_error", "MSLE": "mean_squared_logarithmic_error",
+    "logcosh": "log_cosh", "huber_loss": "huber", "bce": "binary_crossentropy", "BCE": "binary_crossentropy",
+    "kld": "kl_divergence", "KLD": "kl_divergence", "kullback_leibler_divergence": "kl_divergence",
+}
+_CLASSES = {
+    "CategoricalCrossentropy": "categorical_crossentropy",
+    "CategoricalFocalCrossentropy": "categorical_focal_crossentropy",
+    "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
+    "BinaryCrossentropy": "binary_crossentropy",
+    "BinaryFocalCrossentropy": "binary_focal_crossentropy",
+    "MeanSquaredError": "mean_squared_error",
+    "MeanAbsoluteError": "mean_absolute_error",
+    "MeanAbsolutePercentageError": "mean_absolute_percentage_error",
+    "MeanSquaredLogarithmicError": "mean_squared_logarithmic_error",
+    "Huber": "huber",
+    "LogCosh": "log_cosh",
+    "CategoricalHinge": "categorical_hinge",
+    "Hinge": "hinge",
+    "SquaredHinge": "squared_hinge",
+    "KLDivergence": "kl_divergence",
+    "Poisson": "poisson",
+    "CosineSimilarity": "cosine_similarity",
+}
+# The `tf.nn` cross-entropies: logits by definition, arguments `(labels=, logits=)`.
+_TF_NN = {
+    "softmax_cross_entropy_with_logits": "categorical_crossentropy",
+    "softmax_cross_entropy_with_logits_v2": "categorical_crossentropy",
+    "sparse_softmax_cross_entropy_with_logits": "sparse_categorical_crossentropy",
+    "sigmoid_cross_entropy_with_logits": "binary_crossentropy",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Loss:
+    """A Keras loss as written: its canonical function name, its kind, and whether it takes logits."""
+
+    name: str  # "mean_squared_error", "categorical_crossentropy"
+    kind: LossKind
+    from_logits: bool | None  # None: not a constant; False for the losses that take no such switch
+    node: cst.CSTNode  # the string, construction or function reference
+    written: str  # as the user wrote it, for messages: "mse", "CategoricalCrossentropy"
+
+
+def _canonical(word: str) -> str | None:
+    word = _ALIASES.get(word, word)
+    return word if word in _FUNCTIONS else None
+
+
+def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> Loss | None:
+    """What loss `expr` is: a loss string, a `keras.losses` class construction or function, or a name that
+    holds one of them (every value the value model gives it must be the same loss). None otherwise."""
+    if expr is None or depth > 6:
+        return None
+    text = string(expr)
+    if text is not None:
+        name = _canonical(text)
+        return Loss(name, _FUNCTIONS[name], False, expr, text) if name else None
+    if type(expr) is cst.Call:
+        qualified = facts.resolve(expr.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("keras.losses.") and last in _CLASSES:
+            name = _CLASSES[last]
+            arg = keyword_arg(expr, "from_logits")
+            if arg is None and _FUNCTIONS[name] in (LossKind.CATEGORICAL, LossKind.SPARSE, LossKind.BINARY):
+                positional = [a for a in expr.args if a.keyword is None]
+                arg = positional[0] if positional else None
+            from_logits = False if arg is None else boolean(arg.value)
+            return Loss(name, _FUNCTIONS[name], from_logits, expr, last)
+        return None
+    qualified = facts.resolve(expr)
+    if qualified is not None and qualified.startswith("keras.losses."):
+        last = qualified.rsplit(".", 1)[-1]
+        name = _canonical(last)
+        return Loss(name, _FUNCTIONS[name], False, expr, last) if name else None
+    if type(expr) not in (cst.Name, cst.Attribute):
+        return None
+    held = values_of(facts, expr, scope, order)
+    found: list[Loss] = []
+    for value in held:
+        if value.kind is Kind.UNKNOWN or value.node is None or value.node is expr:
+            return None
+        site = facts.call_site(value.node) if type(value.node) is cst.Call else None
+        where_scope, where_order = (site.scope, site.order) if site is not None else (scope, order)
+        loss = loss_of(facts, value.node, where_scope, where_order, depth + 1) if isinstance(
+            value.node, cst.BaseExpression) else None
+        if loss is None:
+            return None
+        found.append(loss)
+    if not found or len({(loss.name, loss.from_logits) for loss in found}) != 1:
+        return None
+    return found[0]
+
+
+def loss_call(facts: Facts, site: CallSite) -> tuple[Loss, cst.BaseExpression | None, cst.BaseExpression | None] | None:
+    """(loss, y_true, y_pred) when the call evaluates a loss: `loss_fn(y, p)`, `keras.losses.mse(y, p)`,
+    `tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=p)`."""
+    call = site.node
+    qualified = site.qualified or ""
+    if qualified.startswith("tensorflow.nn."):
+        last = qualified.rsplit(".", 1)[-1]
+        if last not in _TF_NN or qualified.count(".") != 2:
+            return None
+        name = _TF_NN[last]
+        loss = Loss(name, _FUNCTIONS[name], True, call, f"tf.nn.{last}")
+        return loss, arg_value(call, None, "labels"), arg_value(call, None, "logits")
+    if qualified.startswith("keras.losses."):
+        last = qualified.rsplit(".", 1)[-1]
+        name = _canonical(last)
+        if name is None:
+            return None
+        from_logits = boolean(arg_value(call, None, "from_logits")) if keyword_arg(call, "from_logits") else False
+        return Loss(name, _FUNCTIONS[name], from_logits, call, last), arg_value(call, 0, "y_true"), arg_value(
+            call, 1, "y_pred")
+    if qualified or type(call.func) not in (cst.Name, cst.Attribute):
+        return None
+    loss = loss_of(facts, call.func, site.scope, site.order)
+    if loss is None or type(loss.node) is not cst.Call:  # a loss object, called
+        return None
+    return loss, arg_value(call, 0, "y_true"), arg_value(call, 1, "y_pred")
+
+
+@dataclass(frozen=True, eq=False)
+class Head:
+    """A model's output as a loss sees it."""
+
+    output: OutputInfo  # its final activation (or none), and where that is written
+    units: float | None  # the width of its last axis, when proved
+    model: KerasModel | None = None
+
+    @property
+    def activation(self) -> str | None:
+        """"softmax", "sigmoid", "relu", ... ; None for a linear output; "<unknown>" when not known."""
+        if self.output.kind is Output.UNKNOWN:
+            return "<unknown>"
+        return self.output.activation
+
+    @property
+    def node(self) -> cst.CSTNode | None:
+        return self.output.node
+
+
+def model_units(facts: Facts, model: KerasModel) -> float | None:
+    """The width of a model's output: the layer that sets it in a Sequential, the output layer or the shape
+    of `outputs` for a functional model. None when it cannot be proved."""
+    node = model.output.node
+    if type(node) is cst.Call and layer_class(facts, node) in UNIT_LAYERS:
+        return layer_units(facts, node)
+    if model.kind == "sequential":
+        found = sequential_width_layer(facts, model.construction)
+        return layer_units(facts, found[1]) if found is not None else None
+    if model.kind == "functional" and type(model.construction) is cst.Call:
+        outputs = arg_value(model.construction, 1, "outputs")
+        site = facts.call_site(model.construction)
+        if outputs is None or site is None or type(outputs) in (cst.List, cst.Tuple, cst.Dict):
+            return None
+        shape = shape_of(facts, outputs, site.scope, site.order)
+        return float(shape.last_dim) if shape is not None and shape.last_dim is not None else None
+    return None
+
+
+def head_of_prediction(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> Head:
+    """The head whose output `expr` holds (`model(x)`, a name bound to it, `tf.nn.sigmoid(logits)`)."""
+    output = model_reader(facts).value_kind(expr, scope, order) if expr is not None else UNKNOWN
+    node = output.node
+    units: float | None = None
+    if type(node) is cst.Call and layer_class(facts, node) in UNIT_LAYERS:
+        units = layer_units(facts, node)
+    if units is None and expr is not None:
+        shape = shape_of(facts, expr, scope, order)
+        if shape is not None and shape.last_dim is not None:
+            units = float(shape.last_dim)
+    return Head(output, units)
+
+
+@dataclass(frozen=True, eq=False)
+class Meeting:
+    """One place a loss meets a model's output and (where they can be read) its targets."""
+
+    site: CallSite  # the loss call, or the `compile()` call
+    loss: Loss
+    head: Head
+    targets: LabelInfo = field(default_factory=lambda: UNKNOWN_TARGETS)
+    targets_node: cst.CSTNode | None = None  # the `y` of the loss call or of `fit`
+    compiled: Compile | None = None  # set when the loss is given to `compile()`
+
+
+def fit_targets(facts: Facts, fit: CallSite) -> tuple[LabelInfo, cst.CSTNode | None]:
+    """What `model.fit(x, y)` trains on: `y`, or the label element of a dataset or generator `x`."""
+    reader = label_reader(facts)
+    y = arg_value(fit.node, 1, "y")
+    if y is not None:
+        return reader.encoding(y, fit.scope, fit.order), y
+    x = arg_value(fit.node, 0, "x")
+    if x is None:
+        return UNKNOWN_TARGETS, None
+    return reader._element(x, [1], fit.scope, fit.order, 0), x
+
+
+def _compile_targets(facts: Facts, compiled: Compile) -> tuple[LabelInfo, cst.CSTNode | None]:
+    """The targets of every `fit` that runs this compile, when they all agree (else unknown)."""
+    found: list[tuple[LabelInfo, cst.CSTNode | None]] = []
+    for site in facts.calls:
+        if site.method not in ("fit", "train_on_batch") or site.order <= compiled.site.order:
+            continue
+        if compile_for(facts, site) is not compiled:
+            continue
+        found.append(fit_targets(facts, site))
+    if not found:
+        return UNKNOWN_TARGETS, None
+    first = found[0][0]
+    for info, _ in found[1:]:
+        if (info.encoding, getattr(info, "classes", None)) != (first.encoding, getattr(first, "classes", None)):
+            return UNKNOWN_TARGETS, None
+    return found[0]
+
+
+def meetings(facts: Facts) -> list[Meeting]:
+    """Every place in the module where a loss meets a model's output: `compile(loss=...)` on a model read
+    from this module (targets from its `fit` calls), and loss calls in custom loops."""
+
+    def compute() -> list[Meeting]:
+        found: list[Meeting] = []
+        reader = model_reader(facts)
+        labels = label_reader(facts)
+        for compiled in compiles(facts):
+            site = compiled.site
+            loss = loss_of(facts, compiled.loss, site.scope, site.order)
+            if loss is None or type(site.node.func) is not cst.Attribute:
+                continue
+            model = reader.model_of(site.node.func.value, site.scope, site.order)
+            if model is None:
+                continue
+            head = Head(model.output, model_units(facts, model), model)
+            targets, where = _compile_targets(facts, compiled)
+            found.append(Meeting(site, loss, head, targets, where, compiled))
+        for site in facts.calls:
+            read = loss_call(facts, site)
+            if read is None:
+                continue
+            loss, y_true, y_pred = read
+            head = head_of_prediction(facts, y_pred, site.scope, site.order)
+            targets = labels.encoding(y_true, site.scope, site.order) if y_true is not None else UNKNOWN_TARGETS
+            found.append(Meeting(site, loss, head, targets, y_true))
+        return found
+
+    return facts.cached("heads.meetings", compute)
+
+
+def classes_of(meeting: Meeting) -> int | None:
+    """How many classes the targets have, when labels.py proved it."""
+    classes = getattr(meeting.targets, "classes", None)
+    return classes if isinstance(classes, int) else None
+
+
+def is_class_labels(info: LabelInfo) -> bool:
+    return info.encoding in (Encoding.ONE_HOT, Encoding.INTEGER)
+
+
+def single_unit_multiclass(facts: Facts) -> dict[int, Meeting]:
+    """The one-unit output layers whose loss or targets need several classes, by `id` of the layer node:
+    a categorical cross-entropy on one unit (always 0), or a binary or sparse categorical cross-entropy on
+    one unit with targets proved to have more than two classes. TL112 reports them; TL106 leaves a softmax
+    on such a layer to it, since the missing units are the cause."""
+
+    def compute() -> dict[int, Meeting]:
+        found: dict[int, Meeting] = {}
+        for meeting in meetings(facts):
+            head = meeting.head
+            if head.units != 1 or head.node is None:
+                continue
+            kind = meeting.loss.kind
+            classes = classes_of(meeting)
+            if kind is LossKind.CATEGORICAL or (
+                    kind in (LossKind.BINARY, LossKind.SPARSE) and classes is not None and classes > 2):
+                found.setdefault(id(head.node), meeting)
+        return found
+
+    return facts.cached("heads.single_unit_multiclass", compute)
+
+
+# The values each output activation can take: (lowest, highest), inclusive or approached.
+ACTIVATION_RANGES: dict[str, tuple[float, float]] = {
+    "sigmoid": (0.0, 1.0), "hard_sigmoid": (0.0, 1.0), "softmax": (0.0, 1.0),
+    "tanh": (-1.0, 1.0), "softsign": (-1.0, 1.0),
+    "relu": (0.0, float("inf")), "softplus": (0.0, float("inf")), "exponential": (0.0, float("inf")),
+    "relu6": (0.0, 6.0), "elu": (-1.0, float("inf")),
+}
+
+
+def targets_outside(info: LabelInfo, low: float, high: float) -> str | None:
+    """How the targets are proved to leave [low, high] ("below 0", "above 1"), or None when they are not."""
+    below = getattr(info, "below", None)
+    above = getattr(info, "above", None)
+    if below is not None and below <= low:
+        return f"below {low:g}"
+    if above is not None and above >= high:
+        return f"above {high:g}"
+    return None
+
+
+def activation_argument(facts: Facts, node: cst.CSTNode | None) -> cst.BaseExpression | None:
+    """The `activation=` argument of an output layer construction (`Dense(10, activation="sigmoid")`, the
+    string of `Activation("sigmoid")`), or None."""
+    if type(node) is not cst.Call:
+        return None
+    cls = layer_class(facts, node)
+    if cls is None:
+        return None
+    return arg_value(node, 1 if cls in ("Dense", "EinsumDense") else (0 if cls == "Activation" else None), "activation")
