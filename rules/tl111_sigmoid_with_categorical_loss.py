@@ -69,7 +69,8 @@ class SigmoidWithCategoricalLoss(Rule):
     code = "TL111"
     name = "sigmoid-with-categorical-loss"
     message = ("`{loss}` treats the {units} outputs as one distribution, but the `sigmoid` output ({where}) "
-               "scores each class on its own: use `softmax`")
+               "scores each one on its own: use `softmax` for one class per sample, or a binary cross-entropy when "
+               "several outputs can be on at once")
     severity = Severity.WARNING
     fixable = True
     triggers = ("sigmoid", ("ategorical", "rossentropy"))
