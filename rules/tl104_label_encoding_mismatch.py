@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import arg_value
-from tapelint.analysis.labels import Encoding, LabelInfo, label_reader
+from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import Compile, compile_for
 from tapelint.analysis.names import dotted
 from tapelint.analysis.predictions import evaluations
@@ -29,6 +29,8 @@ DENSE_TO_SPARSE.update({
     "CategoricalHinge": "",
     "categorical_hinge": "",
 })
+# Continuous targets are other rules' business: this one compares the two class encodings.
+_ENCODED = (Encoding.ONE_HOT, Encoding.INTEGER)
 
 
 class LabelEncodingMismatch(Rule):
@@ -99,7 +101,7 @@ class LabelEncodingMismatch(Rule):
             if wanted is None:
                 continue
             info = reader.encoding(ev.y_true, ev.site.scope, ev.site.order)
-            if info.encoding is Encoding.UNKNOWN or info.encoding is wanted:
+            if info.encoding not in _ENCODED or info.encoding is wanted:
                 continue
             fix = None
             if ev.construction is not None:
@@ -138,28 +140,24 @@ class LabelEncodingMismatch(Rule):
     # --- compile(loss=...) + fit(x, y)
     def _check_fit(self) -> None:
         facts = self.facts
-        reader = label_reader(facts)
         for fit in facts.calls:
             if fit.method != "fit" or fit.receiver is None:
                 continue
             compiled = compile_for(facts, fit)
             if compiled is None:
                 continue
+            info: LabelInfo | None = None
             for role, name, node in self._compiled_names(compiled):
                 wanted = self._wanted(name)
                 if wanted is None:
                     continue
-                y = arg_value(fit.node, 1, "y")
-                if y is not None:
-                    info = reader.encoding(y, fit.scope, fit.order)
-                    where: cst.CSTNode = y
-                else:
-                    x = arg_value(fit.node, 0, "x")
-                    if x is None:
-                        continue
-                    info = reader._element(x, [1], fit.scope, fit.order, 0)
-                    where = x
-                if info.encoding is Encoding.UNKNOWN or info.encoding is wanted:
+                if info is None:
+                    info = fit_targets(facts, fit)
+                if info.encoding not in _ENCODED or info.encoding is wanted:
+                    continue
+                # Where the targets are given: `y`, else the dataset or generator `x` that yields them.
+                where = arg_value(fit.node, 1, "y") or arg_value(fit.node, 0, "x")
+                if where is None:
                     continue
                 fix = None
                 if isinstance(node, cst.SimpleString):
