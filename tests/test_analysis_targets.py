@@ -131,6 +131,14 @@ def test_house_prices_are_continuous_and_some_exceed_a_known_value():
     assert (info.encoding, info.above) == (CONTINUOUS, 1.0)
 
 
+def test_a_loader_result_can_be_indexed_before_it_is_unpacked():
+    info = targets(TF + "x, y = tf.keras.datasets.mnist.load_data()[1]\nprobe(y)")
+    assert (info.encoding, info.classes) == (INTEGER, 10)
+    info = targets(TF + "data = tf.keras.datasets.reuters.load_data()\ntrain = data[0]\nprobe(train[1])")
+    assert (info.encoding, info.classes) == (INTEGER, 46)
+    assert targets(TF + "x, y = tf.keras.datasets.mnist.load_data()[i]\nprobe(y)").encoding is UNKNOWN
+
+
 def test_image_loaders_give_uint8_pixels_and_their_features_are_no_labels():
     info = targets(TF + "(x, y), _ = tf.keras.datasets.mnist.load_data()\nprobe(x)")
     assert (info.encoding, info.within, info.above) == (CONTINUOUS, (0.0, 255.0), 1.0)

@@ -303,6 +303,15 @@ class LabelReader:
         texts = {v.const for v in found}
         return str(next(iter(texts))) if len(texts) == 1 else None
 
+    def _index(self, expr: cst.Subscript, scope: Scope, order: int) -> int | None:
+        """`x[2]`: one constant, non-negative position."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        index = number(self.f, expr.slice[0].slice.value, scope, order)
+        if index is None or index != int(index) or index < 0:
+            return None
+        return int(index)
+
     def _subscript(self, expr: cst.Subscript, scope: Scope, order: int, depth: int) -> LabelInfo:
         key = self._string_key(expr, scope, order)
         if key is not None:
@@ -315,13 +324,12 @@ class LabelReader:
             width = number(self.f, arg_value(base, 0, "N") or arg_value(base, 0, "n"), scope, order)
             return LabelInfo(Encoding.ONE_HOT, f"`{dotted(base.func)}(...)[...]`", classes=_count(width),
                              within=_UNIT, node=expr)
-        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            index = number(self.f, expr.slice[0].slice.value, scope, order)
-            if index is not None and index == int(index) and index >= 0:
-                # `pair[1]` of a tuple; else row i of the labels.
-                found = self.element(base, [int(index)], scope, order, depth + 1)
-                if found.encoding is not Encoding.UNKNOWN:
-                    return found
+        index = self._index(expr, scope, order)
+        if index is not None:
+            # `pair[1]` of a tuple; else row i of the labels.
+            found = self.element(base, [index], scope, order, depth + 1)
+            if found.encoding is not Encoding.UNKNOWN:
+                return found
         info = self.encoding(base, scope, order, depth + 1)
         if info.encoding is Encoding.ONE_HOT and len(expr.slice) > 1 and not all(
                 _full_slice(element) for element in expr.slice[1:]):
@@ -516,6 +524,12 @@ class LabelReader:
             return UNKNOWN
         if isinstance(expr, cst.Call):
             return self._call_element(expr, path, scope, order, depth)
+        if isinstance(expr, cst.Subscript):
+            # `x, y = mnist.load_data()[0]`: element i of the whole, then the path.
+            index = self._index(expr, scope, order)
+            if index is None:
+                return UNKNOWN
+            return self.element(expr.value, [index, *path], scope, order, depth + 1)
         name = dotted(expr)
         if name is None:
             return UNKNOWN
