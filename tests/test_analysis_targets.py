@@ -86,6 +86,9 @@ def test_near_miss_tf_one_hot_with_its_own_on_value_is_not_within_zero_and_one()
 def test_rows_of_an_identity_matrix_are_one_hot():
     info = targets(TF + "probe(np.eye(4)[y])")
     assert (info.encoding, info.classes) == (ONE_HOT, 4)
+    near = targets(TF + "def f(n):\n    probe(np.eye(n)[y])\n")  # near miss: a width not known
+    assert (near.encoding, near.classes) == (ONE_HOT, None)
+    assert targets(TF + "probe(np.ones(4)[y])").encoding is UNKNOWN
 
 
 # ----------------------------------------------------------------------------- keras.datasets
@@ -333,6 +336,12 @@ def test_label_encoder_and_category_codes_give_class_ids():
     assert (info.encoding, info.evidence) == (INTEGER, "`LabelEncoder.transform`")
     assert targets(PD + "probe(df['species'].astype('category').cat.codes)").encoding is INTEGER
     assert targets(PD + "s = df['c'].astype('category')\nprobe(s.cat.codes.values)").encoding is INTEGER
+
+
+def test_factorize_codes_are_class_ids_and_its_uniques_are_not():
+    src = PD + "codes, uniques = pd.factorize(df['species'])\nprobe({})"
+    assert targets(src.format("codes")).encoding is INTEGER
+    assert targets(src.format("uniques")).encoding is UNKNOWN
 
 
 def test_near_miss_a_column_of_a_frame_is_unknown():
