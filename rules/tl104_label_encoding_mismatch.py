@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import arg_value
-from tapelint.analysis.labels import Encoding, LabelInfo, label_reader
+from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import Compile, compile_for
 from tapelint.analysis.names import dotted
 from tapelint.analysis.predictions import evaluations
@@ -29,6 +29,8 @@ DENSE_TO_SPARSE.update({
     "CategoricalHinge": "",
     "categorical_hinge": "",
 })
+# Continuous targets are other rules' business: this one compares the two class encodings.
+_ENCODED = (Encoding.ONE_HOT, Encoding.INTEGER)
 
 
 class LabelEncodingMismatch(Rule):
@@ -38,10 +40,13 @@ class LabelEncodingMismatch(Rule):
     `SparseCategoricalAccuracy`, `tf.nn.sparse_softmax_cross_entropy_with_logits`) fed one-hot labels,
     and a categorical one (`CategoricalCrossentropy`, `CategoricalAccuracy`,
     `tf.nn.softmax_cross_entropy_with_logits`) fed integer class ids. The labels are followed to where
-    they are made: `to_categorical`/`tf.one_hot` (one-hot); `keras.datasets.mnist`/`cifar10`/...
-    `load_data()`, `tf.argmax`, integer literals, `np.random.randint` (integer ids), through
-    assignments, helper functions, `tf.data` pipelines (`from_tensor_slices`, `batch`, `shuffle`, `map`)
-    and `for x, y in dataset` loops. Both custom loops and `compile(loss=...)` + `fit(x, y)` are checked.
+    they are made: `to_categorical`/`tf.one_hot`/`np.eye(K)[y]`, `pd.get_dummies` of a column (one-hot);
+    `keras.datasets.mnist`/`cifar10`/... `load_data()`, scikit-learn's `make_classification`,
+    `make_blobs`, `make_moons` and toy loaders (`load_iris`, ...), `np.argmax`/`tf.argmax`, `LabelEncoder`,
+    pandas category codes, integer literals, `np.random.randint` (integer ids), through assignments,
+    `train_test_split`, helper functions, `tf.data` pipelines (`from_tensor_slices`, `batch`, `shuffle`,
+    `map`) and `for x, y in dataset` loops. Both custom loops and `compile(loss=...)` + `fit(x, y)` are
+    checked.
 
     ## Why is this bad?
     The two encodings are not interchangeable. The loss usually fails with a shape error ("Shapes (32, 1)
@@ -64,7 +69,9 @@ class LabelEncodingMismatch(Rule):
 
     ## Known problems
     Labels read from files, generators or datasets built in other modules are not followed, and a
-    `Dataset.map` with a named function (not a lambda) is not read; nothing is reported then.
+    `Dataset.map` with a named function (not a lambda) is not read; nothing is reported then. A column
+    of a data frame is not known (`df["label"].values` may hold ids or text), and `pd.get_dummies` of a
+    whole frame passes its number columns through, so neither is reported.
 
     ## Options
     None.
@@ -79,6 +86,8 @@ class LabelEncodingMismatch(Rule):
     - https://github.com/keras-team/keras/issues/7339
     - https://github.com/tensorflow/tensorflow/issues/32333
     - https://github.com/tensorflow/tensorflow/issues/46953 (`CategoricalAccuracy` silently accepts integer labels)
+    - https://github.com/DeepLearningSandbox/DeepLearningSandbox/issues/3 (integer targets given to
+      `categorical_crossentropy`)
     """
 
     code = "TL104"
@@ -99,7 +108,7 @@ class LabelEncodingMismatch(Rule):
             if wanted is None:
                 continue
             info = reader.encoding(ev.y_true, ev.site.scope, ev.site.order)
-            if info.encoding is Encoding.UNKNOWN or info.encoding is wanted:
+            if info.encoding not in _ENCODED or info.encoding is wanted:
                 continue
             fix = None
             if ev.construction is not None:
@@ -138,28 +147,24 @@ class LabelEncodingMismatch(Rule):
     # --- compile(loss=...) + fit(x, y)
     def _check_fit(self) -> None:
         facts = self.facts
-        reader = label_reader(facts)
         for fit in facts.calls:
             if fit.method != "fit" or fit.receiver is None:
                 continue
             compiled = compile_for(facts, fit)
             if compiled is None:
                 continue
+            info: LabelInfo | None = None
             for role, name, node in self._compiled_names(compiled):
                 wanted = self._wanted(name)
                 if wanted is None:
                     continue
-                y = arg_value(fit.node, 1, "y")
-                if y is not None:
-                    info = reader.encoding(y, fit.scope, fit.order)
-                    where: cst.CSTNode = y
-                else:
-                    x = arg_value(fit.node, 0, "x")
-                    if x is None:
-                        continue
-                    info = reader._element(x, [1], fit.scope, fit.order, 0)
-                    where = x
-                if info.encoding is Encoding.UNKNOWN or info.encoding is wanted:
+                if info is None:
+                    info = fit_targets(facts, fit)
+                if info.encoding not in _ENCODED or info.encoding is wanted:
+                    continue
+                # Where the targets are given: `y`, else the dataset or generator `x` that yields them.
+                where = arg_value(fit.node, 1, "y") or arg_value(fit.node, 0, "x")
+                if where is None:
                     continue
                 fix = None
                 if isinstance(node, cst.SimpleString):
@@ -228,6 +233,50 @@ for step, (images, labels) in enumerate(dataset):
 """,
             "near miss: integer CIFAR labels one-hot encoded in the pipeline, then a categorical loss",
         ),
+        Valid(
+            """
+import tensorflow as tf
+from sklearn.datasets import make_blobs
+from sklearn.model_selection import train_test_split
+
+X, y = make_blobs(n_samples=1000, centers=2, random_state=0)
+y = tf.keras.utils.to_categorical(y)
+X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.33)
+model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
+model.fit(X_train, y_train, epochs=5)
+""",
+            "near miss: sklearn class ids one-hot encoded before the split, then the categorical loss",
+        ),
+        Valid(
+            """
+import pandas as pd
+from sklearn.preprocessing import LabelEncoder
+from tensorflow import keras
+
+df = pd.read_csv("iris.csv")
+encoder = LabelEncoder()
+y = encoder.fit_transform(df["species"])
+X = df.drop(columns=["species"]).values
+model = keras.Sequential([keras.layers.Dense(3, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+model.fit(X, y, epochs=10)
+""",
+            "LabelEncoder gives integer ids: the sparse loss is right",
+        ),
+        Valid(
+            """
+import pandas as pd
+from tensorflow import keras
+
+df = pd.read_csv("labels.csv")
+y = pd.get_dummies(df[["label"]]).values
+model = keras.Sequential([keras.layers.Dense(3, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+model.fit(features, y)
+""",
+            "near miss: get_dummies of a frame passes a number column through unchanged: not known to be one-hot",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -290,5 +339,78 @@ model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accur
 model.fit(x_train, y_train, epochs=5)
 """,
             message_contains="integer class ids (from `fashion_mnist.load_data()`)",
+        ),
+        Invalid(
+            """
+from sklearn.datasets import make_classification
+from sklearn.model_selection import train_test_split
+from tensorflow import keras
+
+X, y = make_classification(n_samples=600, n_features=20, n_informative=6, n_classes=3)
+X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2)
+model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(3, activation="softmax")])
+model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
+model.fit(X_train, y_train, epochs=5)
+""",
+            line=10, column=20,
+            message_contains="`y_train` holds integer class ids (from `make_classification()`)",
+            expected_fix="""
+from sklearn.datasets import make_classification
+from sklearn.model_selection import train_test_split
+from tensorflow import keras
+
+X, y = make_classification(n_samples=600, n_features=20, n_informative=6, n_classes=3)
+X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2)
+model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(3, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(X_train, y_train, epochs=5)
+""",
+        ),
+        Invalid(
+            """
+import numpy as np
+import tensorflow as tf
+
+(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+y_onehot = tf.keras.utils.to_categorical(y_train, 10)
+y_ids = np.argmax(y_onehot, axis=1)
+dataset = tf.data.Dataset.from_tensor_slices((x_train / 255.0, y_ids)).batch(32)
+model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10, activation="softmax")])
+loss_fn = tf.keras.losses.CategoricalCrossentropy()
+
+for images, labels in dataset:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images, training=True))
+""",
+            message_contains="holds integer class ids (from `np.argmax`)",
+        ),
+        Invalid(
+            """
+import pandas as pd
+from tensorflow import keras
+
+df = pd.read_csv("iris.csv")
+y = pd.get_dummies(df["species"]).values
+X = df.drop(columns=["species"]).values
+model = keras.Sequential([keras.layers.Dense(3, activation="softmax")])
+model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy())
+model.fit(X, y, epochs=10)
+""",
+            message_contains="holds one-hot labels (from `pd.get_dummies`)",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+from sklearn.datasets import make_blobs
+from sklearn.model_selection import train_test_split
+
+X, y = make_blobs(n_samples=500, centers=4)
+X_train, X_test, y_train, y_test = train_test_split(X, tf.keras.utils.to_categorical(y, 4))
+train_ds = tf.data.Dataset.from_tensor_slices((X_train, y_train)).shuffle(500).batch(32)
+model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(train_ds, epochs=5)
+""",
+            message_contains="holds one-hot labels (from `tf.keras.utils.to_categorical`)",
         ),
     ]
