@@ -160,7 +160,7 @@ model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(128, activa
 model.compile(optimizer="adam", loss="binary_crossentropy")
 model.fit(x_train, y_train)
 """,
-            line=6, column=45,
+            line=6, column=46,
             message_contains="targets are class ids of 10 classes (from `mnist.load_data()`)",
         ),
         Invalid(

@@ -144,7 +144,7 @@ model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10, activat
 model.compile(optimizer="adam", loss="mse")
 model.fit(x_train, y_train.reshape(-1, 1))
 """,
-            line=6, column=36,
+            line=6, column=38,
             message_contains="`mse` compares each class id (from `mnist.load_data()`) with all 10 probabilities",
             expected_fix="""
 from tensorflow import keras

@@ -138,7 +138,7 @@ model = keras.Sequential([keras.layers.Dense(16, activation="relu"), keras.layer
 model.compile(optimizer="adam", loss="binary_crossentropy")
 model.fit(x, y.reshape(-1, 1))
 """,
-            line=7, column=36,
+            line=7, column=38,
             message_contains="`binary_crossentropy` on the two-unit `softmax` output",
             expected_fix="""
 from sklearn.datasets import make_classification
@@ -163,7 +163,7 @@ model = tf.keras.Sequential([
 model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(), metrics=["accuracy"])
 model.fit(tf.keras.utils.pad_sequences(x_train, 200), y_train)
 """,
-            line=9,
+            line=10,
             message_contains="`BinaryCrossentropy` on the two-unit `softmax` output",
         ),
         Invalid(

@@ -25,7 +25,7 @@ from tapelint.analysis.constants import boolean, string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo
 from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
-from tapelint.analysis.labels import Encoding, LabelInfo, label_reader
+from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import (
     Compile, KerasModel, compile_for, compiles, model_reader, sequential_width_layer,
 )
@@ -253,18 +253,6 @@ class Meeting:
     compiled: Compile | None = None  # set when the loss is given to `compile()`
 
 
-def fit_targets(facts: Facts, fit: CallSite) -> tuple[LabelInfo, cst.CSTNode | None]:
-    """What `model.fit(x, y)` trains on: `y`, or the label element of a dataset or generator `x`."""
-    reader = label_reader(facts)
-    y = arg_value(fit.node, 1, "y")
-    if y is not None:
-        return reader.encoding(y, fit.scope, fit.order), y
-    x = arg_value(fit.node, 0, "x")
-    if x is None:
-        return UNKNOWN_TARGETS, None
-    return reader._element(x, [1], fit.scope, fit.order, 0), x
-
-
 def _compile_targets(facts: Facts, compiled: Compile) -> tuple[LabelInfo, cst.CSTNode | None]:
     """The targets of every `fit` that runs this compile, when they all agree (else unknown)."""
     found: list[tuple[LabelInfo, cst.CSTNode | None]] = []
@@ -273,12 +261,12 @@ def _compile_targets(facts: Facts, compiled: Compile) -> tuple[LabelInfo, cst.CS
             continue
         if compile_for(facts, site) is not compiled:
             continue
-        found.append(fit_targets(facts, site))
+        found.append((fit_targets(facts, site), arg_value(site.node, 1, "y") or arg_value(site.node, 0, "x")))
     if not found:
         return UNKNOWN_TARGETS, None
     first = found[0][0]
     for info, _ in found[1:]:
-        if (info.encoding, getattr(info, "classes", None)) != (first.encoding, getattr(first, "classes", None)):
+        if info != first:
             return UNKNOWN_TARGETS, None
     return found[0]
 
@@ -317,8 +305,7 @@ def meetings(facts: Facts) -> list[Meeting]:
 
 def classes_of(meeting: Meeting) -> int | None:
     """How many classes the targets have, when labels.py proved it."""
-    classes = getattr(meeting.targets, "classes", None)
-    return classes if isinstance(classes, int) else None
+    return meeting.targets.classes
 
 
 def is_class_labels(info: LabelInfo) -> bool:
@@ -358,8 +345,7 @@ ACTIVATION_RANGES: dict[str, tuple[float, float]] = {
 
 def targets_outside(info: LabelInfo, low: float, high: float) -> str | None:
     """How the targets are proved to leave [low, high] ("below 0", "above 1"), or None when they are not."""
-    below = getattr(info, "below", None)
-    above = getattr(info, "above", None)
+    below, above = info.below, info.above
     if below is not None and below <= low:
         return f"below {low:g}"
     if above is not None and above >= high:
