@@ -26,6 +26,8 @@ RULES = (
     ('TL108', 'handwritten-cross-entropy', True, 'tl108_handwritten_cross_entropy', (), False),
     ('TL109', 'metric-fed-single-sample', True, 'tl109_metric_fed_single_sample', (), False),
     ('TL110', 'target-shape-broadcast', True, 'tl110_target_shape_broadcast', (), False),
+    ('TL115', 'no-hidden-nonlinearity', True, 'tl115_no_hidden_nonlinearity', (), False),
+    ('TL116', 'dropout-after-output', True, 'tl116_dropout_after_output', (), False),
     ('TL201', 'learning-rate-too-high', True, 'tl201_learning_rate_too_high', (('adaptive-max', 'float'), ('transfer-adaptive-max', 'float'), ('accumulating-max', 'float'), ('sgd-max', 'float'), ('sgd-momentum-max', 'float')), False),
     ('TL202', 'optimizer-created-in-loop', True, 'tl202_optimizer_created_in_loop', (), False),
     ('TL203', 'loss-scaling-missing', True, 'tl203_loss_scaling_missing', (), False),
