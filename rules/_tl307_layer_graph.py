@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.keras import layer_activation, layer_class
+from tapelint.analysis.keras import NOISE_LAYERS, layer_activation, layer_class
 from tapelint.analysis.models import layer_constructions, sequential_constructions, stack_layers
 from tapelint.analysis.outputs import UNIT_LAYERS, constant_number, origins
 from tapelint.analysis.values import Kind, values_of
@@ -34,8 +34,7 @@ KEEP_UNITS = frozenset({
     "Cropping1D", "Cropping2D", "Cropping3D", "ActivityRegularization",
 })
 # Layers that draw random numbers per unit while training: they tell identical units apart.
-NOISE = frozenset({"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
-                   "GaussianDropout", "AlphaDropout"})
+NOISE = NOISE_LAYERS
 # Weighted layers that may take the output of a Dense/convolution layer.
 FOLLOWING = frozenset({*UNIT_LAYERS, "EinsumDense", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv2D",
                        "LSTM", "GRU", "SimpleRNN", "Bidirectional", "MultiHeadAttention", "ConvLSTM2D"})

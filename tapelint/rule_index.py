@@ -30,6 +30,8 @@ RULES = (
     ('TL112', 'single-unit-multiclass-output', True, 'tl112_single_unit_multiclass_output', (), False),
     ('TL113', 'bounded-regression-output', True, 'tl113_bounded_regression_output', (), False),
     ('TL114', 'regression-loss-on-classifier', True, 'tl114_regression_loss_on_classifier', (), False),
+    ('TL115', 'no-hidden-nonlinearity', True, 'tl115_no_hidden_nonlinearity', (), False),
+    ('TL116', 'dropout-after-output', True, 'tl116_dropout_after_output', (), False),
     ('TL117', 'binary-loss-on-two-unit-softmax', True, 'tl117_binary_loss_on_two_unit_softmax', (), False),
     ('TL201', 'learning-rate-too-high', True, 'tl201_learning_rate_too_high', (('adaptive-max', 'float'), ('transfer-adaptive-max', 'float'), ('accumulating-max', 'float'), ('sgd-max', 'float'), ('sgd-momentum-max', 'float')), False),
     ('TL202', 'optimizer-created-in-loop', True, 'tl202_optimizer_created_in_loop', (), False),

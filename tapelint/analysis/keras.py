@@ -265,12 +265,21 @@ def loss_calls(facts: Facts) -> list[LossCall]:
 class Output(str, enum.Enum):
     PROBABILITIES = "probabilities"
     LOGITS = "logits"
-    OTHER = "other"  # relu, tanh, ...: neither
+    OTHER = "other"  # a known activation that gives neither (relu, tanh, log_softmax: OTHER_ACTIVATIONS)
     UNKNOWN = "unknown"
 
 
 PROBABILITY_ACTIVATIONS = frozenset({"softmax", "sigmoid"})
 LINEAR_ACTIVATIONS = frozenset({"linear", None})
+# Keras activations whose outputs are neither probabilities nor logits: unbounded, negative, or log-scale
+# (checked against Keras 3.15's `keras.activations`). The ones that stay in [0, 1] (`hard_sigmoid`,
+# `sparse_sigmoid`, `sparsemax`) and names Keras does not define (a registered custom activation) are
+# not here: their kind is unknown.
+OTHER_ACTIVATIONS = frozenset({
+    "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish", "hard_silu", "hard_swish",
+    "mish", "softplus", "softsign", "squareplus", "sparse_plus", "tanh", "hard_tanh", "tanh_shrink",
+    "soft_shrink", "hard_shrink", "exponential", "log_softmax", "log_sigmoid", "glu",
+})
 ACTIVATION_FUNCTIONS = {
     "tensorflow.nn.softmax": "softmax",
     "tensorflow.math.softmax": "softmax",
@@ -290,6 +299,20 @@ ACTIVATION_FUNCTIONS = {
     "keras.activations.relu": "relu",
     "keras.activations.tanh": "tanh",
     "keras.activations.linear": "linear",
+    "tensorflow.nn.elu": "elu",
+    "tensorflow.nn.selu": "selu",
+    "tensorflow.nn.relu6": "relu6",
+    "tensorflow.nn.leaky_relu": "leaky_relu",
+    "tensorflow.nn.softplus": "softplus",
+    "tensorflow.math.softplus": "softplus",
+    "tensorflow.nn.log_softmax": "log_softmax",
+    "tensorflow.math.log_softmax": "log_softmax",
+    "keras.activations.elu": "elu",
+    "keras.activations.selu": "selu",
+    "keras.activations.softplus": "softplus",
+    "keras.activations.leaky_relu": "leaky_relu",
+    "keras.activations.log_softmax": "log_softmax",
+    "keras.activations.exponential": "exponential",
 }
 WEIGHTED_LAYERS = frozenset(
     {
@@ -303,6 +326,10 @@ ACTIVATION_LAYERS = frozenset({"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTra
                                "DepthwiseConv2D", "EinsumDense"})
 PASSTHROUGH_LAYERS = frozenset({"Dropout", "Reshape", "Flatten", "Permute", "SpatialDropout1D",
                                 "SpatialDropout2D", "GaussianNoise", "ActivityRegularization"})
+# Layers that draw random numbers per unit while training (drop, scale or perturb each one) and hand
+# their input on unchanged at inference.
+NOISE_LAYERS = frozenset({"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
+                          "GaussianDropout", "AlphaDropout"})
 
 # keras.applications families that contain BatchNormalization layers.
 BATCHNORM_APPLICATIONS = (
@@ -353,13 +380,16 @@ def layer_activation(facts: Facts, call: cst.Call, cls: str) -> str | None:
     """The activation a layer construction applies ("softmax", "relu", None for linear)."""
     if cls == "Softmax":
         return "softmax"
-    if cls in ("Activation",):
-        return _activation_name(facts, arg_value(call, 0, "activation"))
     if cls == "ReLU":
         return "relu"
-    if cls in ACTIVATION_LAYERS:
-        position = 1 if cls in ("Dense", "EinsumDense") else None
-        return _activation_name(facts, arg_value(call, position, "activation"))
+    if cls in ("LeakyReLU", "ELU"):
+        return "leaky_relu" if cls == "LeakyReLU" else "elu"
+    if cls == "Activation" or cls in ACTIVATION_LAYERS:
+        position = 0 if cls == "Activation" else 1 if cls in ("Dense", "EinsumDense") else None
+        expr = arg_value(call, position, "activation")
+        if expr is None and any(arg.star for arg in call.args):
+            return "<unknown>"  # `Dense(10, **config)`: the activation may be in there
+        return _activation_name(facts, expr)
     return "<unknown>"
 
 
@@ -368,9 +398,9 @@ def _kind_from_activation(activation: str | None) -> Output:
         return Output.PROBABILITIES
     if activation in LINEAR_ACTIVATIONS:
         return Output.LOGITS
-    if activation == "<unknown>":
-        return Output.UNKNOWN
-    return Output.OTHER
+    if activation in OTHER_ACTIVATIONS:
+        return Output.OTHER
+    return Output.UNKNOWN
 
 
 @dataclass

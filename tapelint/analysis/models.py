@@ -45,7 +45,7 @@ from tapelint.analysis.keras import (
 )
 from tapelint.analysis.names import dotted
 from tapelint.analysis.values import Kind, Value, reaching_assignments, values, values_of
-from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, LOAD_MODEL, MODEL_CLASSES, SEQUENTIAL_CLASSES
+from tapelint.analysis.vocabulary import FUNCTIONAL_CLASSES, INPUT_CALLS, LOAD_MODEL, MODEL_CLASSES, SEQUENTIAL_CLASSES
 
 
 def is_sequential(facts: Facts, call: cst.CSTNode | None) -> bool:
@@ -190,6 +190,82 @@ def stack_layers(facts: Facts, construction: cst.CSTNode) -> list[tuple[str, cst
     if stack is None:
         return None
     return [entry.layer if entry is not None and not entry.conditional else None for entry in stack]
+
+
+def order_known(stack: Stack) -> bool:
+    """Is the stack's order the order its layers run in? Its `.add(...)` calls are read in document
+    order, which is run order only when they all sit in one scope; adds spread over functions run in
+    the order those are called, which is not followed."""
+    return len({id(entry.scope) for entry in stack if entry is not None and entry.added is not None}) <= 1
+
+
+def layers_in_order(facts: Facts, construction: cst.CSTNode) -> list[tuple[str, cst.Call]] | None:
+    """Every layer a model applies, first to last, its inputs (`keras.Input(...)`, `InputLayer`) left
+    out: a Sequential's stack, or the one chain of single-input layer applications that a functional
+    model's one output is computed with, back to a `keras.Input(...)`. None when a layer cannot be read
+    or may be missing, when the stack's order is not known, or when the graph is not one chain (a merge,
+    a sub-model, an activation function, a name that several assignments may reach)."""
+    if is_sequential(facts, construction):
+        stack = sequential_stack(facts, construction)
+        if stack is None or not order_known(stack):
+            return None
+        out: list[tuple[str, cst.Call]] = []
+        for entry in stack:
+            if entry is not None and type(entry.node) is cst.Call and facts.resolve(entry.node.func) in INPUT_CALLS:
+                continue
+            layer = entry.layer if entry is not None and not entry.conditional else None
+            if layer is None:
+                return None
+            if layer[0] not in ("Input", "InputLayer"):
+                out.append(layer)
+        return out
+    if not is_functional(facts, construction):
+        return None
+    site = facts.call_site(construction)  # type: ignore[arg-type]
+    outputs = arg_value(construction, 1, "outputs")  # type: ignore[arg-type]
+    if site is None or outputs is None:
+        return None
+    return _layer_chain(facts, outputs, site.scope, site.order)
+
+
+def _layer_chain(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> list[tuple[str, cst.Call]] | None:
+    """The layers applied one after the other to compute `expr` from a `keras.Input(...)`, first first."""
+    found: list[tuple[str, cst.Call]] = []
+    for _ in range(_CHAIN_STEPS):
+        if type(expr) is cst.Name:
+            reaching = reaching_assignments(facts, expr.value, scope, order)
+            if len(reaching) != 1:
+                return None
+            binding = reaching[0]
+            if binding.value is None or binding.index is not None or binding.path or binding.augmented:
+                return None
+            expr, scope, order = binding.value, binding.scope, binding.order
+            continue
+        if type(expr) is not cst.Call:
+            return None
+        if facts.resolve(expr.func) in INPUT_CALLS:
+            found.reverse()
+            return found
+        func = expr.func
+        if type(func) is cst.Call:
+            cls = layer_class(facts, func)
+            layer = (cls, func) if cls is not None else None
+        else:
+            held = layer_constructions(facts, func, scope, order)
+            layer = held[0] if held is not None and len(held) == 1 else None
+        positional = [arg for arg in expr.args if arg.keyword is None]
+        if layer is None or len(positional) != 1 or positional[0].star:
+            return None
+        if layer[0] != "InputLayer":
+            found.append(layer)
+        site = facts.call_site(expr)
+        if site is not None:
+            scope, order = site.scope, site.order
+        expr = positional[0].value
+    return None
+
+
+_CHAIN_STEPS = 64
 
 
 # Layers that keep the size of the last axis of their input.

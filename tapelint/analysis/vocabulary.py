@@ -43,6 +43,8 @@ FUNCTIONAL_CLASSES = frozenset({"keras.Model", "keras.models.Model"})
 MODEL_CLASSES = SEQUENTIAL_CLASSES | FUNCTIONAL_CLASSES
 APPLICATIONS_PREFIX = "keras.applications."
 LOAD_MODEL = frozenset({"keras.models.load_model", "keras.saving.load_model"})
+# `keras.Input(...)`: a model's symbolic input (in a Sequential list, or where a functional graph starts).
+INPUT_CALLS = frozenset({"keras.Input", "keras.layers.Input"})
 
 # Variables
 WEIGHT_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
