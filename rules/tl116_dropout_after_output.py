@@ -6,13 +6,13 @@ import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Scope, arg_value
 from tapelint.analysis.gradients import under_tape
-from tapelint.analysis.keras import NOISE_LAYERS, layer_class, loss_calls
+from tapelint.analysis.heads import loss_call
+from tapelint.analysis.keras import NOISE_LAYERS, layer_class
 from tapelint.analysis.models import (
     KerasModel, compiles, layer_constructions, model_reader, order_known,
 )
 from tapelint.analysis.outputs import UNIT_LAYERS, origins, output_model, producing_layers
 from tapelint.analysis.purpose import only_in_unit_tests
-from tapelint.analysis.values import Kind, is_unknown, values_of
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -139,26 +139,14 @@ class DropoutAfterOutput(Rule):
         return list(found.values())
 
     def _loss_inputs(self) -> list[tuple[CallSite, cst.BaseExpression]]:
-        """Each loss evaluated on a prediction: the cross-entropies, a `keras.losses` function, or a call of
-        a Keras loss object (`mse(y, p)`), with the prediction it is given."""
-        facts = self.facts
-        out: dict[int, tuple[CallSite, cst.BaseExpression]] = {}
-        for call in loss_calls(facts):
-            if call.y_pred is not None:
-                out[id(call.site.node)] = (call.site, call.y_pred)
-        for site in facts.calls:
-            if id(site.node) in out:
-                continue
-            last = (site.qualified or "").rsplit(".", 1)[-1]
-            is_function = (site.qualified or "").startswith("keras.losses.") and last[:1].islower()
-            if not is_function:
-                held = values_of(facts, site.node.func, site.scope, site.order)
-                if not held or is_unknown(held) or any(v.kind is not Kind.LOSS for v in held):
-                    continue
-            y_pred = arg_value(site.node, 1, "y_pred")
-            if y_pred is not None:
-                out[id(site.node)] = (site, y_pred)
-        return list(out.values())
+        """Each loss evaluated on a prediction (heads.loss_call: the Keras losses by any spelling, the `tf.nn`
+        cross-entropies, loss objects the value model knows), with the prediction it is given."""
+        out: list[tuple[CallSite, cst.BaseExpression]] = []
+        for site in self.facts.calls:
+            read = loss_call(self.facts, site)
+            if read is not None and read[2] is not None:
+                out.append((site, read[2]))
+        return out
 
     # ----- what the model's output is computed with last
     def _noise_after_output(self, model: KerasModel) -> _Found | None:

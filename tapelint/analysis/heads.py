@@ -23,6 +23,7 @@ import libcst as cst
 
 from tapelint.analysis.constants import boolean, string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
+from tapelint.analysis.names import dotted
 from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo
 from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
 from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
@@ -183,7 +184,14 @@ def loss_call(facts: Facts, site: CallSite) -> tuple[Loss, cst.BaseExpression | 
     if qualified or type(call.func) not in (cst.Name, cst.Attribute):
         return None
     loss = loss_of(facts, call.func, site.scope, site.order)
-    if loss is None or type(loss.node) is not cst.Call:  # a loss object, called
+    if loss is None:
+        # A loss object the vocabulary does not name (a `keras.losses.Loss` subclass, a loss from
+        # `keras.losses.get`): a loss of another kind, when the value model says every value is a loss.
+        held = values_of(facts, call.func, site.scope, site.order)
+        if not held or any(v.kind is not Kind.LOSS for v in held):
+            return None
+        loss = Loss("<custom>", LossKind.OTHER, None, call.func, dotted(call.func) or "loss")
+    elif type(loss.node) is not cst.Call:  # a loss object, called (not a string or a function reference)
         return None
     return loss, arg_value(call, 0, "y_true"), arg_value(call, 1, "y_pred")
 
