@@ -178,8 +178,42 @@ class RemovedKerasApi(Rule):
     (`apply_gradients` raises NotImplementedError) or call `self._set_hyper` / `_get_hyper`
     (AttributeError); and a constant (`True`, `0.5`, `"x"`) passed positionally after the inputs of a
     layer or model call, `model(x, False)` (ValueError "Only input tensors may be passed as positional
-    arguments"; `None` is accepted and not reported). These are reported only on objects the value model
-    proves to be a Keras model, layer or optimizer, and never for tf_keras code.
+    arguments"; `None` is accepted and not reported), including the `training` parameter of a Keras
+    layer's own `call` forwarded positionally, `self.dropout(x, training)` (Keras fills it with a Python
+    bool in `fit`, `evaluate` and `predict`, so each of them raises). These are reported only on objects the
+    value model proves to be a Keras model, layer or optimizer, and never for tf_keras code.
+    It also reports, each checked on TF 2.21 / Keras 3.15.1 (and, where it says so, against tf_keras 2.21):
+    - imports of Keras 2 modules that Keras 3 does not have (`importlib.util.find_spec` finds none of them):
+      `keras.layers.core`, `.convolutional`, `.recurrent`, `.normalization`, `.pooling`, `.embeddings`,
+      `.merge`, `.advanced_activations`, `.wrappers`, `.noise`, `keras.utils.np_utils`, `.generic_utils`,
+      `.vis_utils`, `.data_utils`, `keras.initializers.initializers_v1`, `keras.engine...` and
+      `keras.wrappers.scikit_learn`, under `keras.` or `tensorflow.keras.`, as `import x.y`, `from x.y import
+      z`, `from x import y` (ModuleNotFoundError or ImportError) or an attribute chain such as
+      `tf.keras.layers.core.Dense` (AttributeError); the message names the public module (`from
+      tensorflow.keras.layers import Dense`, `keras.utils.to_categorical`, scikeras for the scikit-learn
+      wrappers);
+    - imports of the layers, models, engine, optimizers or preprocessing of `tensorflow.python.keras`, TF's
+      private copy of Keras 2: TF 2.21 still ships it, but its layers cannot go into a Keras 3 model (ValueError
+      "Only instances of `keras.Layer` can be added to a Sequential model"), its models' `fit` and `predict`
+      raise AttributeError, and `LSTM`, `optimizers.Adam` and `preprocessing` are gone from it;
+    - `model.predict_classes()` and `model.predict_proba()` on a proven Keras model (AttributeError; they
+      left Keras in TF 2.6, tf_keras 2.21 lacks them too); a scikit-learn classifier's `predict_proba` is not
+      reported;
+    - a TF 1 optimizer (`tf.compat.v1.train.AdamOptimizer`, `MomentumOptimizer`, `RMSPropOptimizer`, ...)
+      stepping a Keras model's variables: `minimize(..., var_list=model.trainable_variables)` raises
+      ValueError "Passed in object <Variable ...> of type 'Variable', not tf.Tensor or tf.Variable or
+      ExtensionType" and `apply_gradients(zip(grads, model.trainable_variables))` AttributeError "'Variable'
+      object has no attribute '_unique_id'" (or `get_shape`), while both ran on tf_keras 2.21; the slotless
+      `GradientDescentOptimizer` and `ProximalGradientDescentOptimizer` still step Keras 3 variables through
+      `apply_gradients` and are not reported there; `model.compile(optimizer=tf.compat.v1.train.AdamOptimizer())`
+      raises ValueError "Could not interpret optimizer identifier";
+    - `ModelCheckpoint(path)` with a known path that Keras 3 rejects when the callback is made (ValueError):
+      with `save_weights_only=True` the path must end in `.weights.h5`, otherwise in `.keras` or `.h5`
+      (`.hdf5` and TF checkpoint prefixes fail; tf_keras 2.21 accepted them);
+    - `"dense/" in v.name` (also `==`, `startswith`, `endswith`) with a constant holding a `/`, where `v` is
+      one of a Keras model's or layer's variables: a Keras 3 variable's `name` is its own short name
+      (`kernel`; Keras 3 forbids `/` in it), where tf_keras 2.21 gave `dense/kernel:0`, so the filter
+      never matches; `v.path` is `sequential/dense/kernel`.
     Whether the receiver is a metric, a model or an optimizer is decided by the value model; an
     access to an `experimental` namespace or a removed module behind `hasattr(module, "experimental")
     and ...` or `if hasattr(...)` is not reported (the guard is False on Keras 3); one to
@@ -189,7 +223,10 @@ class RemovedKerasApi(Rule):
     These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long
     training run has already been paid for (`examples/seed2_vgg_cifar_loop.py`, from a Stack Overflow
     question, resets its metrics with `reset_states()` after each epoch). `optimizer.lr` is the spelling
-    of countless learning-rate callbacks and loops.
+    of countless learning-rate callbacks and loops. A Keras 2 module import stops the program before it
+    starts, a checkpoint callback before the first epoch. A name filter that never matches fails silently:
+    the variables it was to freeze, decay or fine-tune are all left alone (or `apply_gradients` is given an
+    empty list and raises).
 
     ## Example
     ```python
@@ -214,7 +251,21 @@ class RemovedKerasApi(Rule):
     f-string's last placeholder); `load_weights` of a TF checkpoint prefix is not reported (Keras 3.15
     may read it as an Orbax checkpoint directory). `output_shape` is reported on names and attribute
     chains (`layer.output_shape` in `for layer in model.layers`), not on `model.layers[0].output_shape`.
-    A positional argument is reported only when it is a constant: a variable holding a bool is not.
+    A positional argument is reported only when the value model proves it a constant (`model(x, False)`, or a
+    name that holds `False`) or it is the `training` parameter of the enclosing Keras `call`, not rebound: a
+    parameter of a plain function, whose callers are unknown, is not. A Keras 2 module imported under an `if`
+    or inside a `try` that catches ImportError is not reported (a version switch), nor an attribute chain
+    behind `hasattr` or inside a `try` that catches AttributeError. Only the model-building parts of
+    `tensorflow.python.keras` are reported: its backend, utils, losses and callbacks still run, and
+    `tensorflow.python.training` (TF 1's optimizers and moving averages) still imports and works. A file that
+    imports those parts is not checked for the other Keras 3 changes (its models are Keras 2's). TF 1
+    optimizers are reported only on variables the value model proves to be a Keras model's or layer's
+    (`model.trainable_variables`, a loop over `model.weights`): with `tf.Variable`s they still work, and
+    `minimize(loss)` without `var_list` finds the variables itself in eager mode. A variable-name filter is
+    reported only for a constant with a `/` (a `:0` suffix alone is not: a weight may be named with a `:`).
+    `target.set_weights(online.get_weights())` on a model that is not built yet is not reported: it raises
+    on Keras 3.15 (ValueError "... the layer was expecting 0 weights") but on tf_keras 2.21 as well, so it is
+    no Keras 3 change.
 
     ## Options
     None.
@@ -232,7 +283,11 @@ class RemovedKerasApi(Rule):
     `keras.layers.TFSMLayer`), `LinearCosineDecay`, `LinearModel`, `WideDeepModel`, `SequenceFeatures`,
     `SyncBatchNormalization` (`BatchNormalization(synchronized=True)`), `RandomHeight`, `RandomWidth`.
     Replacing a `legacy` optimizer by the current one is unsafe: their defaults and slot variables
-    differ. The removed backend functions have no mechanical replacement. The signature changes get no
+    differ. `predict_proba()` -> `predict()` is safe: Keras 2's `predict_proba` returned `predict()`'s
+    output (Keras 3's `predict` shows a progress bar unless `verbose=0`). The other new findings get no fix:
+    `predict_classes` depends on the output activation, a module's replacement on the names imported from
+    it, a checkpoint's file name on what later loads it, and a TF 1 optimizer's replacement has other
+    defaults. The removed backend functions have no mechanical replacement. The signature changes get no
     fix: a new file name changes what other code loads, and a positional argument's keyword is the
     parameter's name, which only the layer's `call` knows.
 
@@ -248,6 +303,20 @@ class RemovedKerasApi(Rule):
     - https://github.com/KichangKim/DeepDanbooru/issues/105 (the same ValueError with `save_format=h5`)
     - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
       Gradient Tape not working as expected" (`train_acc_metric.reset_states()` in a GradientTape loop)
+    - https://github.com/michelpf/fiap-ml-visao-computacional-auditoria-video/issues/18 ("No module named
+      'tensorflow.keras.layers.core'"), https://github.com/ialhashim/DenseDepth/pull/198 (`keras.engine.topology`)
+    - https://github.com/keras-team/keras/issues/19747 (`keras.wrappers.scikit_learn` missing on Keras 3.3)
+    - https://github.com/keras-team/keras/issues/19888 (`predict_classes` on Keras 3: "Did you mean:
+      'predict_step'?"), https://github.com/keras-team/keras/issues/15838
+    - https://github.com/keras-team/keras/issues/19874 (the ValueError "Passed in object <KerasVariable ...> of
+      type 'Variable', not tf.Tensor or tf.Variable or ExtensionType"), https://github.com/google/eng-edu/pull/68
+      (`tf.train.AdamOptimizer` in `compile` replaced by `tf.keras.optimizers.Adam`)
+    - https://github.com/hfawaz/dl-4-tsc/issues/53 and https://github.com/kr-colab/ReLERNN/issues/53
+      (`ModelCheckpoint` to `.hdf5` / `weights.h5` on Keras 3), https://github.com/tensorflow/docs/pull/2327
+      (`save_weights_only=True` needs `.weights.h5`)
+    - https://github.com/keras-team/keras/issues/18676 ("Only input tensors may be passed as positional
+      arguments": "This is deliberate")
+    - https://github.com/keras-team/keras-cv/pull/2037 (`/` is not allowed in Keras 3 variable names)
     """
 
     code = "TL502"
