@@ -6,9 +6,11 @@ from tapelint.analysis.blocks import blocks
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.constants import string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.models import model_reader
-from tapelint.analysis.names import canonical, dotted
-from tapelint.analysis.values import Kind, is_unknown, values, values_of
+from tapelint.analysis.models import compiles, model_reader
+from tapelint.analysis.names import canonical, dotted, origin
+from tapelint.analysis.optimizers import stepped_variables
+from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
+from tapelint.analysis.vocabulary import TF1_SLOTLESS_OPTIMIZERS, tf1_optimizer_class
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 from tapelint.triggers import attribute, call_with_string_first
@@ -83,6 +85,63 @@ _REMOVED_MODULES = {
     "keras.callbacks.experimental": "use the stable callback, e.g. `keras.callbacks.BackupAndRestore`",
 }
 _REMOVED_MODULE_WORDS = ("estimator", "dtensor", "experimental")
+# Keras 2 modules that Keras 3 does not have: importing one raises ModuleNotFoundError (ImportError for
+# `from keras.layers import core`, AttributeError for `tf.keras.layers.core`). Each was checked with
+# `importlib.util.find_spec` on Keras 3.15.1, under `keras.` and under `tensorflow.keras.`;
+# tests/test_defects_found_on_real_code.py checks them again on the installed Keras, and that the public module
+# named here has the names the advice gives. module -> (the public module that holds what it held, or None; advice).
+PRIVATE_MODULES: dict[str, tuple[str | None, str]] = {
+    "keras.layers.core": ("keras.layers", ""),
+    "keras.layers.convolutional": ("keras.layers", ""),
+    "keras.layers.recurrent": ("keras.layers", ""),
+    "keras.layers.normalization": ("keras.layers", ""),
+    "keras.layers.pooling": ("keras.layers", ""),
+    "keras.layers.embeddings": ("keras.layers", ""),
+    "keras.layers.merge": ("keras.layers", "the merge layers are `Add`, `Concatenate`, `Multiply`, `Average`"),
+    "keras.layers.advanced_activations": ("keras.layers", ""),
+    "keras.layers.wrappers": ("keras.layers", ""),
+    "keras.layers.noise": ("keras.layers", ""),
+    "keras.utils.np_utils": ("keras.utils", "`to_categorical` and `normalize` are there"),
+    "keras.utils.generic_utils": ("keras.utils", "`get_custom_objects` and `Progbar` are there"),
+    "keras.utils.vis_utils": ("keras.utils", "`plot_model` is there"),
+    "keras.utils.data_utils": ("keras.utils", "`get_file` and `Sequence` are there"),
+    "keras.initializers.initializers_v1": ("keras.initializers", ""),
+    "keras.engine": ("keras", "`Layer`, `Model`, `Input` and `InputSpec` are there"),
+    "keras.wrappers.scikit_learn": (None, "Keras 3 has no `KerasClassifier`/`KerasRegressor`: use the scikeras package "
+                                          "(`from scikeras.wrappers import KerasClassifier`) or "
+                                          "`keras.wrappers.SKLearnClassifier` / `SKLearnRegressor`"),
+}
+# The spellings of the Keras 3 package the modules above are looked for under (as imported, not canonical:
+# `keras.src.layers.core` is a Keras 3 module and exists).
+_KERAS3_ROOTS = ("keras", "tensorflow.keras")
+_PRIVATE_MODULE_WORDS = tuple(sorted({m.rsplit(".", 1)[-1] for m in PRIVATE_MODULES}))
+# TF still ships its frozen, private copy of Keras 2 at `tensorflow.python.keras` (TF 2.21), but on TF 2.21 /
+# Keras 3.15.1 its layers cannot go into a Keras 3 model (ValueError "Only instances of `keras.Layer` can be
+# added to a Sequential model"), a Keras 3 `Input` cannot go into its layers (AttributeError "'tuple' object has
+# no attribute 'rank'"), its own models' `fit` and `predict` raise (AttributeError "module
+# 'tensorflow.python.distribute.input_lib' has no attribute 'DistributedDatasetInterface'"), and parts are
+# missing (`from tensorflow.python.keras.layers import LSTM` and `...optimizers import Adam` raise ImportError,
+# `...preprocessing` is gone). Only imports of the parts that build or train models are reported: its backend,
+# utils, losses and callbacks still run.
+TF_PRIVATE_KERAS = "tensorflow.python.keras"
+_TF_PRIVATE_KERAS_PARTS = frozenset({"layers", "models", "engine", "optimizers", "optimizer_v2", "preprocessing",
+                                     "Sequential", "Model", "Input"})
+# Model methods that Keras 2.6 (TF 2.6) already removed and Keras 3 does not have: AttributeError.
+_REMOVED_PREDICT_METHODS = {
+    "predict_classes": ("use `np.argmax(model.predict(x), axis=-1)` for a softmax output, or "
+                        "`(model.predict(x) > 0.5).astype(\"int32\")` for a sigmoid one"),
+    "predict_proba": "use `predict()`, which returns the same probabilities",
+}
+# The Keras optimizer that replaces each TF 1 optimizer (TF's migration guide pairs them the same way).
+_KERAS_OPTIMIZER = {
+    "AdadeltaOptimizer": "Adadelta", "AdagradOptimizer": "Adagrad", "AdamOptimizer": "Adam", "FtrlOptimizer": "Ftrl",
+    "GradientDescentOptimizer": "SGD", "MomentumOptimizer": "SGD(learning_rate, momentum=...)",
+    "ProximalAdagradOptimizer": "Adagrad", "ProximalGradientDescentOptimizer": "SGD",
+    "RMSPropOptimizer": "RMSprop(learning_rate, rho=decay)",
+}
+_SHORT_NAME_MESSAGE = ("`{old}` never matches on Keras 3 (TF >= 2.16): a variable's `name` is its own short name "
+                       "(`kernel`, never `dense/kernel:0`; checked on Keras 3.15), so the filter selects nothing; "
+                       "compare with `v.path` (`sequential/dense/kernel`, no `:0`)")
 _REMOVED_OPTIMIZER_METHODS = {
     "get_gradients": "use `tf.GradientTape` and `tape.gradient`",
     "get_updates": "use `optimizer.apply_gradients`",
@@ -119,8 +178,42 @@ class RemovedKerasApi(Rule):
     (`apply_gradients` raises NotImplementedError) or call `self._set_hyper` / `_get_hyper`
     (AttributeError); and a constant (`True`, `0.5`, `"x"`) passed positionally after the inputs of a
     layer or model call, `model(x, False)` (ValueError "Only input tensors may be passed as positional
-    arguments"; `None` is accepted and not reported). These are reported only on objects the value model
-    proves to be a Keras model, layer or optimizer, and never for tf_keras code.
+    arguments"; `None` is accepted and not reported), including the `training` parameter of a Keras
+    layer's own `call` forwarded positionally, `self.dropout(x, training)` (Keras fills it with a Python
+    bool in `fit`, `evaluate` and `predict`, so each of them raises). These are reported only on objects the
+    value model proves to be a Keras model, layer or optimizer, and never for tf_keras code.
+    It also reports, each checked on TF 2.21 / Keras 3.15.1 (and, where it says so, against tf_keras 2.21):
+    - imports of Keras 2 modules that Keras 3 does not have (`importlib.util.find_spec` finds none of them):
+      `keras.layers.core`, `.convolutional`, `.recurrent`, `.normalization`, `.pooling`, `.embeddings`,
+      `.merge`, `.advanced_activations`, `.wrappers`, `.noise`, `keras.utils.np_utils`, `.generic_utils`,
+      `.vis_utils`, `.data_utils`, `keras.initializers.initializers_v1`, `keras.engine...` and
+      `keras.wrappers.scikit_learn`, under `keras.` or `tensorflow.keras.`, as `import x.y`, `from x.y import
+      z`, `from x import y` (ModuleNotFoundError or ImportError) or an attribute chain such as
+      `tf.keras.layers.core.Dense` (AttributeError); the message names the public module (`from
+      tensorflow.keras.layers import Dense`, `keras.utils.to_categorical`, scikeras for the scikit-learn
+      wrappers);
+    - imports of the layers, models, engine, optimizers or preprocessing of `tensorflow.python.keras`, TF's
+      private copy of Keras 2: TF 2.21 still ships it, but its layers cannot go into a Keras 3 model (ValueError
+      "Only instances of `keras.Layer` can be added to a Sequential model"), its models' `fit` and `predict`
+      raise AttributeError, and `LSTM`, `optimizers.Adam` and `preprocessing` are gone from it;
+    - `model.predict_classes()` and `model.predict_proba()` on a proven Keras model (AttributeError; they
+      left Keras in TF 2.6, tf_keras 2.21 lacks them too); a scikit-learn classifier's `predict_proba` is not
+      reported;
+    - a TF 1 optimizer (`tf.compat.v1.train.AdamOptimizer`, `MomentumOptimizer`, `RMSPropOptimizer`, ...)
+      stepping a Keras model's variables: `minimize(..., var_list=model.trainable_variables)` raises
+      ValueError "Passed in object <Variable ...> of type 'Variable', not tf.Tensor or tf.Variable or
+      ExtensionType" and `apply_gradients(zip(grads, model.trainable_variables))` AttributeError "'Variable'
+      object has no attribute '_unique_id'" (or `get_shape`), while both ran on tf_keras 2.21; the slotless
+      `GradientDescentOptimizer` and `ProximalGradientDescentOptimizer` still step Keras 3 variables through
+      `apply_gradients` and are not reported there; `model.compile(optimizer=tf.compat.v1.train.AdamOptimizer())`
+      raises ValueError "Could not interpret optimizer identifier";
+    - `ModelCheckpoint(path)` with a known path that Keras 3 rejects when the callback is made (ValueError):
+      with `save_weights_only=True` the path must end in `.weights.h5`, otherwise in `.keras` or `.h5`
+      (`.hdf5` and TF checkpoint prefixes fail; tf_keras 2.21 accepted them);
+    - `"dense/" in v.name` (also `==`, `startswith`, `endswith`) with a constant holding a `/`, where `v` is
+      one of a Keras model's or layer's variables: a Keras 3 variable's `name` is its own short name
+      (`kernel`; Keras 3 forbids `/` in it), where tf_keras 2.21 gave `dense/kernel:0`, so the filter
+      never matches; `v.path` is `sequential/dense/kernel`.
     Whether the receiver is a metric, a model or an optimizer is decided by the value model; an
     access to an `experimental` namespace or a removed module behind `hasattr(module, "experimental")
     and ...` or `if hasattr(...)` is not reported (the guard is False on Keras 3); one to
@@ -130,7 +223,10 @@ class RemovedKerasApi(Rule):
     These raise `AttributeError` on Keras 3, usually at the end of the first epoch, after a long
     training run has already been paid for (`examples/seed2_vgg_cifar_loop.py`, from a Stack Overflow
     question, resets its metrics with `reset_states()` after each epoch). `optimizer.lr` is the spelling
-    of countless learning-rate callbacks and loops.
+    of countless learning-rate callbacks and loops. A Keras 2 module import stops the program before it
+    starts, a checkpoint callback before the first epoch. A name filter that never matches fails silently:
+    the variables it was to freeze, decay or fine-tune are all left alone (or `apply_gradients` is given an
+    empty list and raises).
 
     ## Example
     ```python
@@ -155,7 +251,21 @@ class RemovedKerasApi(Rule):
     f-string's last placeholder); `load_weights` of a TF checkpoint prefix is not reported (Keras 3.15
     may read it as an Orbax checkpoint directory). `output_shape` is reported on names and attribute
     chains (`layer.output_shape` in `for layer in model.layers`), not on `model.layers[0].output_shape`.
-    A positional argument is reported only when it is a constant: a variable holding a bool is not.
+    A positional argument is reported only when the value model proves it a constant (`model(x, False)`, or a
+    name that holds `False`) or it is the `training` parameter of the enclosing Keras `call`, not rebound: a
+    parameter of a plain function, whose callers are unknown, is not. A Keras 2 module imported under an `if`
+    or inside a `try` that catches ImportError is not reported (a version switch), nor an attribute chain
+    behind `hasattr` or inside a `try` that catches AttributeError. Only the model-building parts of
+    `tensorflow.python.keras` are reported: its backend, utils, losses and callbacks still run, and
+    `tensorflow.python.training` (TF 1's optimizers and moving averages) still imports and works. A file that
+    imports those parts is not checked for the other Keras 3 changes (its models are Keras 2's). TF 1
+    optimizers are reported only on variables the value model proves to be a Keras model's or layer's
+    (`model.trainable_variables`, a loop over `model.weights`): with `tf.Variable`s they still work, and
+    `minimize(loss)` without `var_list` finds the variables itself in eager mode. A variable-name filter is
+    reported only for a constant with a `/` (a `:0` suffix alone is not: a weight may be named with a `:`).
+    `target.set_weights(online.get_weights())` on a model that is not built yet is not reported: it raises
+    on Keras 3.15 (ValueError "... the layer was expecting 0 weights") but on tf_keras 2.21 as well, so it is
+    no Keras 3 change.
 
     ## Options
     None.
@@ -173,7 +283,11 @@ class RemovedKerasApi(Rule):
     `keras.layers.TFSMLayer`), `LinearCosineDecay`, `LinearModel`, `WideDeepModel`, `SequenceFeatures`,
     `SyncBatchNormalization` (`BatchNormalization(synchronized=True)`), `RandomHeight`, `RandomWidth`.
     Replacing a `legacy` optimizer by the current one is unsafe: their defaults and slot variables
-    differ. The removed backend functions have no mechanical replacement. The signature changes get no
+    differ. `predict_proba()` -> `predict()` is safe: Keras 2's `predict_proba` returned `predict()`'s
+    output (Keras 3's `predict` shows a progress bar unless `verbose=0`). The other new findings get no fix:
+    `predict_classes` depends on the output activation, a module's replacement on the names imported from
+    it, a checkpoint's file name on what later loads it, and a TF 1 optimizer's replacement has other
+    defaults. The removed backend functions have no mechanical replacement. The signature changes get no
     fix: a new file name changes what other code loads, and a positional argument's keyword is the
     parameter's name, which only the layer's `call` knows.
 
@@ -189,6 +303,20 @@ class RemovedKerasApi(Rule):
     - https://github.com/KichangKim/DeepDanbooru/issues/105 (the same ValueError with `save_format=h5`)
     - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
       Gradient Tape not working as expected" (`train_acc_metric.reset_states()` in a GradientTape loop)
+    - https://github.com/michelpf/fiap-ml-visao-computacional-auditoria-video/issues/18 ("No module named
+      'tensorflow.keras.layers.core'"), https://github.com/ialhashim/DenseDepth/pull/198 (`keras.engine.topology`)
+    - https://github.com/keras-team/keras/issues/19747 (`keras.wrappers.scikit_learn` missing on Keras 3.3)
+    - https://github.com/keras-team/keras/issues/19888 (`predict_classes` on Keras 3: "Did you mean:
+      'predict_step'?"), https://github.com/keras-team/keras/issues/15838
+    - https://github.com/keras-team/keras/issues/19874 (the ValueError "Passed in object <KerasVariable ...> of
+      type 'Variable', not tf.Tensor or tf.Variable or ExtensionType"), https://github.com/google/eng-edu/pull/68
+      (`tf.train.AdamOptimizer` in `compile` replaced by `tf.keras.optimizers.Adam`)
+    - https://github.com/hfawaz/dl-4-tsc/issues/53 and https://github.com/kr-colab/ReLERNN/issues/53
+      (`ModelCheckpoint` to `.hdf5` / `weights.h5` on Keras 3), https://github.com/tensorflow/docs/pull/2327
+      (`save_weights_only=True` needs `.weights.h5`)
+    - https://github.com/keras-team/keras/issues/18676 ("Only input tensors may be passed as positional
+      arguments": "This is deliberate")
+    - https://github.com/keras-team/keras-cv/pull/2037 (`/` is not allowed in Keras 3 variable names)
     """
 
     code = "TL502"
@@ -208,13 +336,19 @@ class RemovedKerasApi(Rule):
                 ("load_weights", "by_name"), (attribute("output_shape"), "keras"), (attribute("input_shape"), "keras"),
                 "add_metric", "_resource_apply_dense", "_create_slots", "_set_hyper", "add_variable",
                 (call_with_string_first("add_weight"), "keras"),
-                ("keras", ", True)"), ("keras", ", False)"), ("layers.Layer", "call(self"))
+                ("keras", ", True)"), ("keras", ", False)"), ("layers.Layer", "call(self"),
+                # Keras 2 modules that Keras 3 does not have, and TF's private copy of Keras 2.
+                *(("keras", word) for word in _PRIVATE_MODULE_WORDS), TF_PRIVATE_KERAS,
+                "predict_classes", "predict_proba", ("compat", "Optimizer"), "ModelCheckpoint",
+                ("keras", ", training)"), (attribute("name"), "variables"), (attribute("name"), "weights"))
 
     def check(self) -> None:
         if self.context.keras_version == 2:
             return
         facts = self.facts
         reader = model_reader(facts)
+        # A file that imports TF's private copy of Keras 2 is reported there; its objects are not Keras 3's.
+        private_keras = _imports_private_keras(facts)
         for site in facts.calls:
             method = site.method
             func = site.node.func
@@ -243,6 +377,16 @@ class RemovedKerasApi(Rule):
                 assert isinstance(func, cst.Attribute)
                 self.report(func.attr, old=f"{receiver or render(func.value)}.{method}()",
                             instead=_REMOVED_OPTIMIZER_METHODS[method])
+            elif method in _REMOVED_PREDICT_METHODS and isinstance(func, cst.Attribute) and not private_keras:
+                # Only a proven Keras model: scikit-learn classifiers (and Keras 3's own `SKLearnClassifier`)
+                # have a `predict_proba` of their own.
+                if reader.model_of(func.value, site.scope, site.order) is None:
+                    continue
+                old = f"{receiver or render(func.value)}.{method}()"
+                fix = (PendingFix("Rename to `predict()`", True, [(func.attr, cst.Name("predict"))])
+                       if method == "predict_proba" else None)
+                self.report(func.attr, f"`{old}` was removed in Keras 2.6 and Keras 3 (TF >= 2.16) does not have it "
+                                       f"either (AttributeError); {_REMOVED_PREDICT_METHODS[method]}", fix=fix)
             elif site.qualified in _REMOVED_FUNCTIONS:
                 self.report(site.node, old=site.func or site.qualified, instead=_REMOVED_FUNCTIONS[site.qualified])
         # The attribute and module names these passes look for are spelled in the module's text (an import
@@ -252,7 +396,14 @@ class RemovedKerasApi(Rule):
             self._experimental_namespaces(facts)
         if any(word in text for word in _REMOVED_MODULE_WORDS):
             self._removed_modules(facts)
-        self._changed_signatures(facts)
+        if any(word in text for word in _PRIVATE_MODULE_WORDS) or TF_PRIVATE_KERAS in text:
+            self._private_modules(facts)
+        self._changed_signatures(facts, private_keras)
+        if not private_keras:
+            if "Optimizer" in text:
+                self._tf1_optimizers(facts)
+            if "name" in text:
+                self._variable_name_filters(facts)
         for use in facts.attribute_uses if "lr" in text else ():
             node = use.node
             if not isinstance(node, cst.Attribute) or node.attr.value != "lr":
@@ -284,6 +435,42 @@ class RemovedKerasApi(Rule):
                         facts, node, use.scope, use.order):
                     self.report(node, old=dotted(node) or qualified, instead=instead)
                     break
+
+    def _private_modules(self, facts: Facts) -> None:
+        """`from keras.layers.core import Dense`, `from keras.utils import np_utils`, `tf.keras.layers.core.Dense`,
+        `from tensorflow.python.keras.layers import Dense`: Keras 2 modules that Keras 3 does not have."""
+        spans = blocks(facts)
+        imported: set[str] = set()
+        for site in facts.import_sites:
+            # An import under an `if`, or in a `try` that catches ImportError, may be a version switch.
+            guarded = bool(spans.guards(site.order)) or spans.caught(site.order, "ImportError", "ModuleNotFoundError")
+            for written, where, names in _imported(site.node):
+                found = _private_module(written)
+                if found is None:
+                    continue
+                imported.add(found)
+                if not guarded:
+                    self.report(where, _private_message(site.node, written, found, names))
+        for use in facts.attribute_uses:
+            node = use.node
+            if not isinstance(node, cst.Attribute) or node.attr.value not in _PRIVATE_MODULE_WORDS:
+                continue
+            chain = origin(facts.imports, node)
+            found = _private_module(chain) if chain is not None else None
+            if chain is None or found is None or found == TF_PRIVATE_KERAS or found in imported:
+                continue  # (an import of the module itself is reported at the import)
+            head = (dotted(node) or "").split(".", 1)[0]
+            if _private_module(facts.imports.origins.get(head, "")) is not None:
+                continue
+            if _guarded_by_hasattr(facts, node, use.scope, use.order) or spans.caught(use.order, "AttributeError"):
+                continue
+            public, advice = PRIVATE_MODULES[found]
+            root = _keras_root(chain)
+            instead = f"use `{_spelled(root, public)}`" if public is not None else advice
+            if public is not None and advice:
+                instead += f" ({advice})"
+            self.report(node, old=dotted(node) or chain,
+                        instead=f"Keras 3.15 has no `{_spelled(root, found)}` (AttributeError); {instead}")
 
     def _experimental_namespaces(self, facts: Facts) -> None:
         """`tf.keras.optimizers.experimental.AdamW`, `tf.keras.layers.experimental.preprocessing.X`,
@@ -339,12 +526,16 @@ class RemovedKerasApi(Rule):
             self.report(node, old=dotted(member) or text, instead=f"use `{dotted(new)}`",
                         fix=PendingFix(f"Use `{dotted(new)}`", True, [(member, new)]))
 
-    def _changed_signatures(self, facts: Facts) -> None:
+    def _changed_signatures(self, facts: Facts, private_keras: bool) -> None:
         """Keras 3 signature changes, each reported only on an object the value model proves to be a Keras
         model, layer or optimizer (the errors quoted are Keras 3.15's)."""
         for site in facts.calls:
             func = site.node.func
             method = site.method
+            if site.qualified == "keras.callbacks.ModelCheckpoint":
+                if not private_keras and not (origin(facts.imports, func) or "").startswith(TF_PRIVATE_KERAS):
+                    self._model_checkpoint(site)
+                continue
             if site.qualified in _SAVE_FUNCTIONS:
                 self._save(site, arg_value(site.node, 1, "filepath"), site.func or site.qualified, 1)
                 continue
@@ -381,7 +572,7 @@ class RemovedKerasApi(Rule):
                                 instead=f"Keras 3's first parameter is `shape` (3.15 raises ValueError {error}); "
                                         "pass `shape=` and `name=` as keywords")
             else:
-                self._positional_flag(site)
+                self._positional_flag(site, private_keras)
         self._keras2_optimizer_subclasses(facts)
         for use in facts.attribute_uses if "_shape" in self.context.source else ():
             node = use.node
@@ -427,7 +618,109 @@ class RemovedKerasApi(Rule):
                         instead="Keras 3.15 raises ValueError \"The filename must end in `.weights.h5`\"; use "
                                 "a `.weights.h5` path (or `tf.train.Checkpoint` for TF checkpoints)")
 
-    def _positional_flag(self, site: CallSite) -> None:
+    def _model_checkpoint(self, site: CallSite) -> None:
+        """`ModelCheckpoint(path)`: Keras 3 checks the file name when the callback is made."""
+        facts = self.facts
+        if any(a.star for a in site.node.args):
+            return
+        path = arg_value(site.node, 0, "filepath")
+        tail = _path_tail(facts, path, site.scope, site.order)
+        if tail is None:
+            return
+        flag = arg_value(site.node, 4, "save_weights_only")
+        weights_only: bool | None = False
+        if flag is not None:
+            found = values_of(facts, flag, site.scope, site.order)
+            consts = {bool(v.const) for v in found if v.kind is Kind.CONSTANT and v.const is not None}
+            known = found and all(v.kind is Kind.CONSTANT and v.const is not None for v in found)
+            weights_only = consts.pop() if known and len(consts) == 1 else None
+        old = f"ModelCheckpoint({render(path)}{', save_weights_only=True' if weights_only else ''})"
+        if weights_only:
+            if not tail.endswith(".weights.h5"):
+                self.report(path or site.node, f"`{old}` fails on Keras 3 (TF >= 2.16): Keras 3.15 raises ValueError "
+                                               "\"When using `save_weights_only=True` in `ModelCheckpoint`, the "
+                                               "filepath provided must end in `.weights.h5`\" when the callback is "
+                                               "made; end the path in `.weights.h5`")
+        elif not tail.endswith((".keras", ".h5")):
+            # (With `save_weights_only` unknown: a path that ends in neither fails either way.)
+            self.report(path or site.node, f"`{old}` fails on Keras 3 (TF >= 2.16): Keras 3.15 raises ValueError "
+                                           "\"The filepath provided must end in `.keras` (Keras model format)\" when "
+                                           "the callback is made (`.hdf5` too); end the path in `.keras`, or in "
+                                           "`.weights.h5` with `save_weights_only=True`")
+
+    def _tf1_optimizers(self, facts: Facts) -> None:
+        """`tf.compat.v1.train.AdamOptimizer().minimize(loss, var_list=model.trainable_variables)` and its
+        `apply_gradients`, and `model.compile(optimizer=tf.compat.v1.train.AdamOptimizer())`: TF 1 optimizers
+        do not take Keras 3 variables or models."""
+        for site in facts.calls:
+            func = site.node.func
+            if site.method not in ("minimize", "apply_gradients") or not isinstance(func, cst.Attribute):
+                continue
+            classes = _tf1_optimizer_classes(facts, func.value, site.scope, site.order)
+            if not classes:
+                continue
+            if site.method == "apply_gradients" and classes & TF1_SLOTLESS_OPTIMIZERS:
+                continue  # (a slotless one steps Keras 3 variables: checked on TF 2.21 / Keras 3.15)
+            if not _keras_variables(stepped_variables(facts, site, tf1=True)):
+                continue
+            error = ("ValueError \"Passed in object <Variable path=...> of type 'Variable', not tf.Tensor or "
+                     "tf.Variable or ExtensionType\"" if site.method == "minimize" else
+                     "AttributeError (`'Variable' object has no attribute '_unique_id'`, or `'get_shape'` for "
+                     "some of them) when it makes its slot variables")
+            cls = sorted(classes)[0]
+            self.report(func.attr, f"`{render(func.value)}.{site.method}(...)` steps a Keras model's variables with "
+                                   f"TF 1's `{cls}`, which does not take Keras 3 variables (TF >= 2.16): TF 2.21 "
+                                   f"raises {error}; use `tf.keras.optimizers.{_KERAS_OPTIMIZER[cls]}`")
+        for compiled in compiles(facts):
+            optimizer = compiled.optimizer
+            if optimizer is None or not _keras_models(compiled.models):
+                continue
+            site = compiled.site
+            classes = _tf1_optimizer_classes(facts, optimizer, site.scope, site.order)
+            if classes:
+                cls = sorted(classes)[0]
+                self.report(optimizer, f"`{render(site.node.func)}(...)` is given TF 1's `{cls}`, which Keras 3 (TF >= "
+                                       "2.16) does not take: Keras 3.15 raises ValueError \"Could not interpret "
+                                       f"optimizer identifier\"; use `tf.keras.optimizers.{_KERAS_OPTIMIZER[cls]}`")
+
+    def _variable_name_filters(self, facts: Facts) -> None:
+        """`"dense/" in v.name` over a Keras model's variables: Keras 3's `name` is the weight's own short name."""
+        for order, scope, node in facts.comparisons:
+            if len(node.comparisons) != 1:
+                continue
+            target = node.comparisons[0]
+            operator = target.operator
+            if isinstance(operator, (cst.In, cst.NotIn)):
+                pairs = [(node.left, target.comparator)]
+            elif isinstance(operator, (cst.Equal, cst.NotEqual)):
+                pairs = [(node.left, target.comparator), (target.comparator, node.left)]
+            else:
+                continue
+            for text, name in pairs:
+                if self._short_name_filter(text, name, scope, order):
+                    self.report(node, _SHORT_NAME_MESSAGE.format(old=render(node)))
+                    break
+        for site in facts.calls:
+            func = site.node.func
+            if site.method in ("startswith", "endswith") and isinstance(func, cst.Attribute) and (
+                    self._short_name_filter(arg_value(site.node, 0), func.value, site.scope, site.order)):
+                self.report(site.node, _SHORT_NAME_MESSAGE.format(old=render(site.node)))
+
+    def _short_name_filter(self, text: cst.BaseExpression | None, name: cst.BaseExpression, scope: Scope,
+                           order: int) -> bool:
+        """Is `text` a constant with a `/` in it, and `name` the `.name` of a Keras model's variable?"""
+        if text is None or not isinstance(name, cst.Attribute) or name.attr.value != "name":
+            return False
+        facts = self.facts
+        found = values_of(facts, text, scope, order)
+        if isinstance(text, cst.Tuple):  # `v.name.startswith(("dense/", "conv/"))`
+            found = frozenset().union(*(values_of(facts, e.value, scope, order) for e in text.elements))
+        if not found or not all(v.kind is Kind.CONSTANT and isinstance(v.const, str) and "/" in v.const
+                                for v in found):
+            return False
+        return _keras_variables(values_of(facts, name.value, scope, order))
+
+    def _positional_flag(self, site: CallSite, private_keras: bool = False) -> None:
         """`model(x, True)`, `dropout(x, False)`: Keras 3 takes only tensors positionally."""
         facts = self.facts
         positional = [a for a in site.node.args if a.keyword is None and not a.star]
@@ -445,6 +738,13 @@ class RemovedKerasApi(Rule):
                 self.report(arg.value, old=f"{render(site.node.func)}(..., {shown})",
                             instead=f"Keras 3.15 raises ValueError \"Only input tensors may be passed as positional "
                                     f"arguments\"; pass it by keyword (`training={shown}`, or the parameter's name)")
+                return
+            if not private_keras and _training_parameter(facts, arg.value, site.scope, site.order):
+                self.report(arg.value, f"`{render(site.node.func)}(..., training)` passes `training` positionally, "
+                                       "which Keras 3 (TF >= 2.16) rejects: Keras gives `call` a Python bool for "
+                                       "`training` (True in `fit`, False in `evaluate` and `predict`), and Keras 3.15 "
+                                       "then raises ValueError \"Only input tensors may be passed as positional "
+                                       "arguments\"; pass it by keyword (`training=training`)")
                 return
 
     def _keras2_optimizer_subclasses(self, facts: Facts) -> None:
@@ -549,6 +849,65 @@ parser = argparse.ArgumentParser()
 args = parser.parse_args()
 print(args.lr)
 """, "an `lr` attribute that is not an optimizer's"),
+        Valid("""
+import tensorflow as tf
+from tensorflow.keras.layers import Dense, Dropout
+from tensorflow.keras.utils import to_categorical
+from tensorflow.python.keras import backend as K
+from scikeras.wrappers import KerasClassifier
+try:
+    from keras.layers.core import Activation
+except ImportError:
+    from keras.layers import Activation
+""", "near miss: the public modules, TF's private backend (which still runs), and a guarded Keras 2 import"),
+        Valid("""
+import numpy as np
+import tensorflow as tf
+from sklearn.linear_model import LogisticRegression
+
+clf = LogisticRegression().fit(np.zeros((4, 2)), [0, 1, 0, 1])
+print(clf.predict_proba(np.zeros((1, 2))))
+model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(3, activation="softmax")])
+print(np.argmax(model.predict(np.zeros((1, 2))), axis=-1))
+""", "near miss: a scikit-learn classifier's predict_proba"),
+        Valid("""
+import tensorflow as tf
+
+w = tf.Variable(5.0)
+adam = tf.compat.v1.train.AdamOptimizer(0.1)
+adam.minimize(lambda: (w - 2.0) ** 2, var_list=[w])
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+sgd = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(model(tf.ones((2, 4))))
+grads = tape.gradient(loss, model.trainable_variables)
+sgd.apply_gradients(zip(grads, model.trainable_variables))
+""", "near miss: a TF 1 optimizer on a tf.Variable, and the slotless SGD, which steps Keras 3 variables"),
+        Valid("""
+import tensorflow as tf
+
+callbacks = [
+    tf.keras.callbacks.ModelCheckpoint("best.keras", save_best_only=True),
+    tf.keras.callbacks.ModelCheckpoint("ckpt/epoch_{epoch:02d}.weights.h5", save_weights_only=True),
+    tf.keras.callbacks.ModelCheckpoint("legacy_{epoch}.h5"),
+    tf.keras.callbacks.ModelCheckpoint(args.checkpoint_path, save_weights_only=True),
+]
+""", "near miss: the Keras 3 file names, and a path that cannot be read"),
+        Valid("""
+import tensorflow as tf
+
+class Block(tf.keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(8)
+        self.dropout = tf.keras.layers.Dropout(0.1)
+
+    def call(self, x, training=None):
+        return self.dropout(self.dense(x), training=training)
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), Block()])
+trainable = [v for v in model.trainable_variables if "kernel" in v.name or "block/" in v.path]
+""", "near miss: training by keyword; a short-name filter that still matches, and a path filter"),
     ]
     INVALID = [
         Invalid("""
@@ -694,6 +1053,74 @@ class SGDNoSlots(tf.keras.optimizers.Optimizer):
     def _resource_apply_dense(self, grad, var, apply_state=None):
         return var.assign_sub(grad * 0.01)
 """, count=4, line=6, message_contains="first parameter is `shape`"),
+        Invalid("""
+import tensorflow as tf
+from tensorflow.keras.layers.core import Dense, Dropout
+from keras.utils import np_utils
+from keras.wrappers.scikit_learn import KerasClassifier
+""", count=3, line=3, column=6, message_contains="use `from tensorflow.keras.layers import Dense, Dropout`"),
+        Invalid("""
+import tensorflow as tf
+from tensorflow.python.keras.layers import Dense
+
+layer = tf.keras.layers.core.Dropout(0.5)
+""", count=2, line=3, message_contains="TF's private copy of Keras 2"),
+        Invalid("""
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, activation="softmax")])
+probabilities = model.predict_proba(np.ones((2, 4)))
+""", line=6, column=23, message_contains="Keras 2.6", expected_fix="""
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, activation="softmax")])
+probabilities = model.predict(np.ones((2, 4)))
+"""),
+        Invalid("""
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, activation="softmax")])
+labels = model.predict_classes(np.ones((2, 4)))
+""", message_contains="np.argmax(model.predict(x), axis=-1)"),
+        Invalid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+optimizer = tf.compat.v1.train.AdamOptimizer(1e-3)
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+model.compile(optimizer=tf.compat.v1.train.RMSPropOptimizer(0.01), loss="mse")
+""", count=2, line=10, message_contains="_unique_id"),
+        Invalid("""
+import tensorflow as tf
+
+checkpoint = tf.keras.callbacks.ModelCheckpoint("weights.{epoch:02d}-{val_loss:.2f}.hdf5", save_best_only=True)
+weights = tf.keras.callbacks.ModelCheckpoint("training_1/cp.ckpt", save_weights_only=True)
+""", count=2, line=4, column=49, message_contains="must end in `.keras`"),
+        Invalid("""
+import tensorflow as tf
+
+class Block(tf.keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(8)
+        self.dropout = tf.keras.layers.Dropout(0.1)
+
+    def call(self, x, training=None):
+        return self.dropout(self.dense(x), training)
+""", line=11, message_contains="training=training"),
+        Invalid("""
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])
+head = [v for v in model.trainable_variables if "dense_1/" in v.name]
+""", line=5, message_contains="v.path"),
     ]
 
 
@@ -802,3 +1229,149 @@ def _own_member(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int
                     b.scope.class_name == value.cls for b in facts.bindings_of(f"self.{attr}")):
                 return True
     return False
+
+
+def _imports_private_keras(facts: Facts) -> bool:
+    """Does the file take models or layers from TF's private copy of Keras 2 (`tensorflow.python.keras`)? They
+    are Keras 2's, though their names read as Keras (`names.canonical` merges the spellings)."""
+    return any(_private_module(o) == TF_PRIVATE_KERAS for o in facts.imports.origins.values())
+
+
+def _imported(node: cst.Import | cst.ImportFrom) -> list[tuple[str, cst.CSTNode, list[str] | None]]:
+    """What an import statement imports, as spelled: (module path, where to report it, the names taken from
+    it). `from keras.layers.core import Dense` is the module `keras.layers.core` with `Dense`;
+    `from keras.utils import np_utils` is the module `keras.utils.np_utils` itself (names None)."""
+    found: list[tuple[str, cst.CSTNode, list[str] | None]] = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is not None:
+                found.append((name, alias.name, None))
+        return found
+    if node.relative or node.module is None:
+        return found
+    module = dotted(node.module)
+    if module is None:
+        return found
+    star = isinstance(node.names, cst.ImportStar)
+    aliases = [] if isinstance(node.names, cst.ImportStar) else list(node.names)
+    names = [dotted(a.name) or "" for a in aliases]
+    if module != TF_PRIVATE_KERAS and _private_module(module) is not None:
+        found.append((module, node.module, None if star else names))
+        return found
+    for alias, name in zip(aliases, names):
+        found.append((f"{module}.{name}", alias.name, None))
+    return found
+
+
+def _private_module(written: str) -> str | None:
+    """The Keras 2 module (a key of PRIVATE_MODULES, or TF_PRIVATE_KERAS) that a module path spelled as
+    imported is or lies in; None when it is none of them."""
+    if written == TF_PRIVATE_KERAS or written.startswith(TF_PRIVATE_KERAS + "."):
+        part = written[len(TF_PRIVATE_KERAS) + 1:].split(".", 1)[0]
+        return TF_PRIVATE_KERAS if not part or part in _TF_PRIVATE_KERAS_PARTS else None
+    root = _keras_root(written)
+    if root is None:
+        return None
+    qualified = "keras" + written[len(root):]
+    for module in PRIVATE_MODULES:
+        if qualified == module or qualified.startswith(module + "."):
+            return module
+    return None
+
+
+def _keras_root(written: str) -> str | None:
+    """`tensorflow.keras` for `tensorflow.keras.layers.core`: the spelling of the Keras 3 package a path starts with."""
+    for root in _KERAS3_ROOTS:
+        if written.startswith(root + "."):
+            return root
+    return None
+
+
+def _spelled(root: str | None, module: str) -> str:
+    """A canonical `keras...` module spelled under the user's root (`tensorflow.keras.layers`)."""
+    return (root or "keras") + module[len("keras"):]
+
+
+# What to import from in place of a part of `tensorflow.python.keras` (`tensorflow.keras` + this).
+_TF_PRIVATE_KERAS_PUBLIC = {"": "", "layers": ".layers", "models": ".models", "engine": "", "optimizers": ".optimizers",
+                            "optimizer_v2": ".optimizers", "preprocessing": ".preprocessing", "Sequential": "",
+                            "Model": "", "Input": ""}
+
+
+def _private_message(node: cst.Import | cst.ImportFrom, written: str, found: str, names: list[str] | None) -> str:
+    old = _render_import(node)
+    if found == TF_PRIVATE_KERAS:
+        part = written[len(TF_PRIVATE_KERAS) + 1:].split(".", 1)[0]
+        target = "tensorflow.keras" + _TF_PRIVATE_KERAS_PUBLIC.get(part, "")
+        if names:
+            replacement = f"from {target} import {', '.join(names)}"
+        elif isinstance(node, cst.ImportFrom) and written == TF_PRIVATE_KERAS:
+            replacement = "from tensorflow import keras"
+        elif isinstance(node, cst.ImportFrom):
+            replacement = f"from tensorflow.keras import {part}"
+        else:
+            replacement = target
+        return (f"`{old}` imports TF's private copy of Keras 2, which does not work with Keras 3 (TF >= 2.16): its "
+                "layers cannot go into a Keras 3 model (ValueError \"Only instances of `keras.Layer` can be added to a "
+                "Sequential model\"), its models' `fit` and `predict` raise AttributeError on TF 2.21, and parts of "
+                f"it are missing; use `{replacement}`")
+    public, advice = PRIVATE_MODULES[found]
+    keras_root = _keras_root(written)
+    if public is None:
+        instead = advice
+    else:
+        module = _spelled(keras_root, public)
+        instead = f"use `from {module} import {', '.join(names)}`" if names else f"import from `{module}`"
+        if advice:
+            instead += f" ({advice})"
+    return (f"`{old}` was removed in Keras 3 (TF >= 2.16); Keras 3.15 has no module `{_spelled(keras_root, found)}` "
+            f"(ImportError); {instead}")
+
+
+def _render_import(node: cst.Import | cst.ImportFrom) -> str:
+    """The import statement as written, on one line."""
+    text = cst.Module(body=[]).code_for_node(node)
+    return " ".join(text.split())
+
+
+def _training_parameter(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    """Is `expr` the `training` parameter of a Keras layer's or model's `call`, not rebound? Keras fills that
+    parameter itself, with a Python bool whenever the layer runs in `fit`, `evaluate`, `predict` or under a
+    `training=` flag (None only when no flag was ever given)."""
+    if type(expr) is not cst.Name or expr.value != "training" or scope.simple_name != "call":
+        return False
+    if scope.class_name is None or "training" not in scope.params:
+        return False
+    resolver = values(facts)
+    if resolver.class_kind(scope.class_name) not in (Kind.LAYER, Kind.MODEL):
+        return False
+    return not resolver.reaching("training", scope, order)
+
+
+def _tf1_optimizer_classes(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) -> set[str]:
+    """The TF 1 optimizer classes `expr` may be (`AdamOptimizer`); empty unless it is one on every path."""
+    found = values_of(facts, expr, scope, order)
+    classes = {tf1_optimizer_class(v.cls) if v.kind is Kind.EXTERNAL else None for v in found}
+    if not found or None in classes:
+        return set()
+    return {c for c in classes if c is not None}
+
+
+def _keras_models(held: frozenset[Value]) -> bool:
+    """Are these, on every path, Keras models or layers (not unknown)?"""
+    return bool(held) and all(v.kind in (Kind.MODEL, Kind.LAYER) for v in held)
+
+
+def _keras_variables(held: frozenset[Value]) -> bool:
+    """Are these, on every path, a Keras model's (or layer's) variables: `model.trainable_variables`, or one
+    element of it (`v` in `for v in model.weights`)?"""
+    if not held:
+        return False
+    for value in held:
+        if value.kind is Kind.VARIABLE and value.owner:
+            if not all(w.kind is Kind.WEIGHTS and _keras_models(w.owner) for w in value.owner):
+                return False
+        elif not (value.kind is Kind.WEIGHTS and _keras_models(value.owner)):
+            return False
+    return True

@@ -108,6 +108,45 @@ def test_preprocessing_layer_that_keras_3_dropped_gets_no_rename():
     assert "BatchNormalization(synchronized=True)" in findings[1].message
 
 
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def test_keras2_private_modules_are_really_gone_and_their_public_modules_hold_what_the_advice_names():
+    keras = pytest.importorskip("keras")
+    if not keras.__version__.startswith("3."):
+        pytest.skip("the modules are reported as missing from Keras 3")
+    for module, (public, advice) in tl502.PRIVATE_MODULES.items():
+        for root in ("keras", "tensorflow.keras"):
+            spelled = root + module[len("keras"):]
+            if root == "tensorflow.keras" and not _module_exists("tensorflow"):
+                continue
+            assert not _module_exists(spelled), f"{spelled} exists: Keras 3 did not remove it"
+        if public is None:
+            continue
+        holder = _attribute(keras, public.removeprefix("keras"))
+        assert holder is not None, f"{module}: the advice names {public}, which does not exist"
+        for name in re.findall(r"`(\w+)`", advice):
+            assert _attribute(holder, name) is not None, f"{module}: {public} has no {name}"
+
+
+@pytest.mark.slow  # imports TensorFlow
+def test_tensorflow_python_keras_still_exists_but_its_layers_do_not_go_into_a_keras_3_model():
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    if not keras.__version__.startswith("3.") or not _module_exists(tl502.TF_PRIVATE_KERAS):
+        pytest.skip("TL502 reports TF's private copy of Keras 2 next to Keras 3")
+    from tensorflow.python.keras.layers import Dense
+
+    with pytest.raises(ValueError, match="Only instances of `keras.Layer`"):
+        tf.keras.Sequential([tf.keras.Input((4,)), Dense(2)])
+
+
 # --- TL501: TF1's RMSProp `decay` is Keras's `rho`, not a learning-rate decay ------------------------------
 
 

@@ -155,6 +155,15 @@ class CallSite:
 
 
 @dataclass(eq=False, slots=True)
+class ImportSite:
+    """One `import ...` or `from ... import ...` statement, where it runs."""
+
+    node: cst.Import | cst.ImportFrom
+    scope: "Scope"
+    order: int
+
+
+@dataclass(eq=False, slots=True)
 class ReturnSite:
     value: cst.BaseExpression | None
     scope: Scope
@@ -347,10 +356,12 @@ class _Collector(cst.CSTVisitor):
     # Imports hold no reads or calls: do not descend into them.
     def visit_Import(self, node: cst.Import) -> bool:
         self.f.imports.add_import(node)
+        self.f.import_sites.append(ImportSite(node, self.scope, self.order))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         self.f.imports.add_import_from(node)
+        self.f.import_sites.append(ImportSite(node, self.scope, self.order))
         return False
 
     # ----- scopes
@@ -672,6 +683,9 @@ class _Collector(cst.CSTVisitor):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self.f.binary_operations.append((self.order, node))
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.f.comparisons.append((self.order, self.scopes[-1], node))
+
     def visit_Return(self, node: cst.Return) -> None:
         self.f.returns.append(ReturnSite(node.value, self.scope, self.order))
 
@@ -697,6 +711,10 @@ class Facts:
         self.returns: list[ReturnSite] = []
         # (order, node) of every `a + b`, `a * b`, ... in document order
         self.binary_operations: list[tuple[int, cst.BinaryOperation]] = []
+        # (order, scope, node) of every `a in b`, `a == b`, ... in document order
+        self.comparisons: list[tuple[int, Scope, cst.Comparison]] = []
+        # Every import statement, in document order, with the scope it runs in
+        self.import_sites: list[ImportSite] = []
         self.stores: list[Store] = []
         self.augmented_stores: list[Store] = []  # `acc[i] += g`, `self.sums[k] *= 0`
         self.comprehension_spans: dict[int, list[int]] = {}

@@ -76,7 +76,7 @@ def apply_sites(facts: Facts) -> list[ApplySite]:
             if all(v.kind in _NOT_OPTIMIZERS or (v.kind is Kind.EXTERNAL and not _library_optimizer(v))
                    for v in receiver):
                 continue
-            found.append(ApplySite(site, receiver, _stepped(facts, site), _applied(facts, site)))
+            found.append(ApplySite(site, receiver, stepped_variables(facts, site), _applied(facts, site)))
         return found
 
     return facts.cached("apply_sites", compute)
@@ -86,10 +86,11 @@ def _library_optimizer(value: Value) -> bool:
     return bool(value.cls) and value.cls.startswith(("keras.optimizers", "keras.mixed_precision"))  # type: ignore[union-attr]
 
 
-def _stepped(facts: Facts, site: CallSite) -> frozenset[Value]:
-    """The variables an apply call steps (`zip(grads, vs)`, `[(g, v), ...]`, `apply(grads, vs)`, `var_list=`)."""
+def stepped_variables(facts: Facts, site: CallSite, tf1: bool = False) -> frozenset[Value]:
+    """The variables an apply call steps (`zip(grads, vs)`, `[(g, v), ...]`, `apply(grads, vs)`, `var_list=`).
+    `tf1`: the receiver is a TF 1 optimizer, whose `minimize(loss, global_step, var_list)` takes them third."""
     if site.method == "minimize":
-        return values(facts).of(arg_value(site.node, 1, "var_list"), site.scope, site.order)
+        return values(facts).of(arg_value(site.node, 2 if tf1 else 1, "var_list"), site.scope, site.order)
     if site.method == "apply":  # Keras 3: apply(grads, trainable_variables)
         return values(facts).of(arg_value(site.node, 1, "trainable_variables"), site.scope, site.order)
     return _pair_side(facts, site, 1)

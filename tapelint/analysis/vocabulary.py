@@ -35,6 +35,24 @@ def is_legacy_optimizer(qualified: str | None) -> bool:
 
 SCHEDULE_PREFIX = "keras.optimizers.schedules."
 
+# TF 1's optimizers (`tf.compat.v1.train.AdamOptimizer`): not Keras optimizers, and not made for Keras 3's
+# variables. The ones without slot variables step them in `apply_gradients` (checked on TF 2.21 / Keras 3.15).
+TF1_OPTIMIZER_PREFIX = "tensorflow.compat.v1.train."
+TF1_OPTIMIZERS = frozenset({
+    "AdadeltaOptimizer", "AdagradOptimizer", "AdamOptimizer", "FtrlOptimizer",
+    "GradientDescentOptimizer", "MomentumOptimizer", "ProximalAdagradOptimizer",
+    "ProximalGradientDescentOptimizer", "RMSPropOptimizer",
+})
+TF1_SLOTLESS_OPTIMIZERS = frozenset({"GradientDescentOptimizer", "ProximalGradientDescentOptimizer"})
+
+
+def tf1_optimizer_class(qualified: str | None) -> str | None:
+    """`AdamOptimizer` for `tf.compat.v1.train.AdamOptimizer` (any spelling that resolves to it), else None."""
+    if not qualified or not qualified.startswith(TF1_OPTIMIZER_PREFIX):
+        return None
+    last = qualified[len(TF1_OPTIMIZER_PREFIX):]
+    return last if last in TF1_OPTIMIZERS else None
+
 # Models
 # The one list of each model class's canonical names (`names.canonical` maps every public spelling,
 # `tf.keras.Sequential`, `keras.src.models.Sequential`, ..., onto these).
