@@ -123,8 +123,8 @@ def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: 
         return None
     text = string(expr)
     if text is not None:
-        name = _canonical(text)
-        return Loss(name, _FUNCTIONS[name], False, expr, text) if name else None
+        canonical = _canonical(text)
+        return Loss(canonical, _FUNCTIONS[canonical], False, expr, text) if canonical else None
     if type(expr) is cst.Call:
         qualified = facts.resolve(expr.func) or ""
         last = qualified.rsplit(".", 1)[-1]
@@ -137,11 +137,11 @@ def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: 
             from_logits = False if arg is None else boolean(arg.value)
             return Loss(name, _FUNCTIONS[name], from_logits, expr, last)
         return None
-    qualified = facts.resolve(expr)
-    if qualified is not None and qualified.startswith("keras.losses."):
-        last = qualified.rsplit(".", 1)[-1]
-        name = _canonical(last)
-        return Loss(name, _FUNCTIONS[name], False, expr, last) if name else None
+    resolved = facts.resolve(expr)
+    if resolved is not None and resolved.startswith("keras.losses."):
+        last = resolved.rsplit(".", 1)[-1]
+        function = _canonical(last)
+        return Loss(function, _FUNCTIONS[function], False, expr, last) if function else None
     if type(expr) not in (cst.Name, cst.Attribute):
         return None
     held = values_of(facts, expr, scope, order)
@@ -170,29 +170,32 @@ def loss_call(facts: Facts, site: CallSite) -> tuple[Loss, cst.BaseExpression | 
         last = qualified.rsplit(".", 1)[-1]
         if last not in _TF_NN or qualified.count(".") != 2:
             return None
-        name = _TF_NN[last]
-        loss = Loss(name, _FUNCTIONS[name], True, call, f"tf.nn.{last}")
-        return loss, arg_value(call, None, "labels"), arg_value(call, None, "logits")
+        raw = _TF_NN[last]
+        return (Loss(raw, _FUNCTIONS[raw], True, call, f"tf.nn.{last}"), arg_value(call, None, "labels"),
+                arg_value(call, None, "logits"))
     if qualified.startswith("keras.losses."):
         last = qualified.rsplit(".", 1)[-1]
-        name = _canonical(last)
-        if name is None:
+        function = _canonical(last)
+        if function is None:
             return None
         from_logits = boolean(arg_value(call, None, "from_logits")) if keyword_arg(call, "from_logits") else False
-        return Loss(name, _FUNCTIONS[name], from_logits, call, last), arg_value(call, 0, "y_true"), arg_value(
+        return Loss(function, _FUNCTIONS[function], from_logits, call, last), arg_value(call, 0, "y_true"), arg_value(
             call, 1, "y_pred")
     if qualified or type(call.func) not in (cst.Name, cst.Attribute):
         return None
-    loss = loss_of(facts, call.func, site.scope, site.order)
-    if loss is None:
+    found = loss_of(facts, call.func, site.scope, site.order)
+    loss: Loss
+    if found is None:
         # A loss object the vocabulary does not name (a `keras.losses.Loss` subclass, a loss from
         # `keras.losses.get`): a loss of another kind, when the value model says every value is a loss.
         held = values_of(facts, call.func, site.scope, site.order)
         if not held or any(v.kind is not Kind.LOSS for v in held):
             return None
         loss = Loss("<custom>", LossKind.OTHER, None, call.func, dotted(call.func) or "loss")
-    elif type(loss.node) is not cst.Call:  # a loss object, called (not a string or a function reference)
+    elif type(found.node) is not cst.Call:  # a loss object, called (not a string or a function reference)
         return None
+    else:
+        loss = found
     return loss, arg_value(call, 0, "y_true"), arg_value(call, 1, "y_pred")
 
 
