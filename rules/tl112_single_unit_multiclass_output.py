@@ -23,9 +23,11 @@ class SingleUnitMulticlassOutput(Rule):
 
     ## Why is this bad?
     A categorical cross-entropy normalises the outputs of a sample into a distribution. Over one unit
-    that distribution is always `[1.0]`, so the loss is exactly 0 and the gradient is zero: on TF 2.21 a
-    `Dense(1, activation="sigmoid")` model compiled with `categorical_crossentropy` reports `loss: 0.0000`
-    from the first batch to the last, and Keras only prints a `SyntaxWarning`. A binary cross-entropy on
+    that distribution is always `[1.0]`, so the loss reads exactly 0 whatever the model predicts: on TF 2.21
+    a `Dense(1, activation="sigmoid")` model compiled with `categorical_crossentropy` reports `loss: 0.0000`
+    from the first batch to the last, and Keras only prints a `SyntaxWarning`. What gradient Keras 3 still
+    takes through the layer's cached logits drives every output towards 0 (about 2.6e-10 in our corpus
+    program), and the model predicts class 0 for everything. A binary cross-entropy on
     class ids 0..9 is no better: targets above 1 make the loss negative and unbounded (observed: -12 after
     one epoch, -128 after five) and the accuracy stays at chance (0.12 on 10 balanced classes). A sparse
     categorical cross-entropy on one unit accepts only class 0; other ids fail on the CPU and give
@@ -92,8 +94,8 @@ class SingleUnitMulticlassOutput(Rule):
             loss = meeting.loss.written
             if meeting.loss.kind is LossKind.CATEGORICAL:
                 why = f"`{loss}` normalises over the last axis"
-                consequence = ("a distribution over one unit is always 1.0, so the loss is 0 and the gradient "
-                               "is zero; give the output one unit per class")
+                consequence = ("a distribution over one unit is always 1.0, so the loss reads 0 whatever the "
+                               "model predicts and cannot fit the targets; give the output one unit per class")
             else:
                 classes = meeting.targets.classes
                 kind = "one-hot rows" if meeting.targets.encoding is Encoding.ONE_HOT else "class ids"
@@ -191,6 +193,6 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             line=4,
-            message_contains="the loss is 0 and the gradient is zero",
+            message_contains="the loss reads 0 whatever the model predicts",
         ),
     ]

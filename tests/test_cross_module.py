@@ -28,6 +28,11 @@ _TRAIN_WORDS = ("GradientTape", "apply_gradients", ".minimize(", "tape.")
 # Programs whose meaning depends on all their code sitting in one file, so a mechanical split changes
 # what they do (the split is not what a person would write): none so far.
 NOT_SPLITTABLE: dict[str, str] = {}
+# A rule that leaves a finding to another when one file shows both halves of the story, but whose own
+# finding is true when its module is linted alone: TL106 (a softmax over one unit is constant) steps aside
+# for TL112 (one unit for several classes) only where it sees the loss or targets. Split, the models module
+# cannot see them, and its own finding stands next to TL112's in the module that can.
+DEFERS_IN_ONE_FILE = {"TL106": "TL112"}
 
 
 def _bucket(node: ast.stmt, text: str) -> str:
@@ -99,7 +104,9 @@ def test_split_project_reports_what_the_single_file_reports(program: Path, tmp_p
         pytest.skip(NOT_SPLITTABLE[program.name])
     single = _codes_single(program)
     assert single == expectations(program.read_text(encoding="utf-8")), "the single file itself changed"
-    assert _codes_split(program, tmp_path) == single
+    split_codes = _codes_split(program, tmp_path)
+    extra = {code for code in split_codes - single if DEFERS_IN_ONE_FILE.get(code) in single}
+    assert split_codes - extra == single
 
 
 def test_every_static_rule_in_the_corpus_is_covered_by_a_split_program():
