@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.constants import string
 from tapelint.analysis.heads import LossKind, Meeting, activation_argument, meetings
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.rules._heads_family import replace_string
 
 
 class SigmoidWithCategoricalLoss(Rule):
@@ -101,14 +101,11 @@ class SigmoidWithCategoricalLoss(Rule):
         return f"{text}; the loss at {where}" if where else text
 
     def _where(self, node: cst.CSTNode) -> tuple[cst.CSTNode, PendingFix | None]:
-        """The `activation=` argument of the output layer (fixable when a string), else the layer."""
+        """The `activation=` argument of the output layer (fixable when the string "sigmoid"), else the layer."""
         activation = activation_argument(self.facts, node)
         if activation is None:
             return node, None
-        if type(activation) is cst.SimpleString and string(activation) == "sigmoid":
-            quote = activation.value[-1]
-            return activation, PendingFix("Use `softmax`", False, [(activation, f"{quote}softmax{quote}")])
-        return activation, None
+        return activation, replace_string(activation, "sigmoid", "softmax", "Use `softmax`")
 
     VALID = [
         Valid(

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from tapelint.analysis.constants import string
 from tapelint.analysis.heads import ACTIVATION_RANGES, LossKind, activation_argument, meetings, targets_outside
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
-from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._heads_family import replace_string
 
 import libcst as cst
 
@@ -94,12 +94,8 @@ class BoundedRegressionOutput(Rule):
             seen.add(id(head.node))
             argument = activation_argument(self.facts, head.node)
             node: cst.CSTNode = argument if argument is not None else head.node
-            fix = None
-            if type(argument) is cst.SimpleString and string(argument) == activation:
-                quote = argument.value[-1]
-                fix = PendingFix("Use a linear output", False, [(argument, f"{quote}linear{quote}")])
-            where = head.output.description or "the output layer"
-            self.report(node, fix=fix, activation=activation, where=where, low=_bound(low), high=_bound(high),
+            fix = replace_string(argument, activation, "linear", "Use a linear output")
+            self.report(node, fix=fix, activation=activation, where=head.output.description or "the output layer", low=_bound(low), high=_bound(high),
                         loss=meeting.loss.written, outside=outside, evidence=targets.evidence or "the targets")
 
     VALID = [

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import libcst as cst
-
-from tapelint.analysis.constants import string
 from tapelint.analysis.heads import LossKind, meetings
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
-from tapelint.rule import Invalid, PendingFix, Rule, Valid
+from tapelint.rule import Invalid, Rule, Valid
+from tapelint.rules._heads_family import head_where, replace_string
 
 
 class BinaryLossOnTwoUnitSoftmax(Rule):
@@ -79,15 +77,9 @@ class BinaryLossOnTwoUnitSoftmax(Rule):
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            fix = None
-            if type(node) is cst.SimpleString and string(node) is not None:
-                quote = node.value[-1]
-                fix = PendingFix("Use `sparse_categorical_crossentropy`", False,
-                                 [(node, f"{quote}sparse_categorical_crossentropy{quote}")])
-            where = head.output.description or "the output layer"
-            location = self.location(head.node) if head.node is not None else None
+            fix = replace_string(node, None, "sparse_categorical_crossentropy", "Use `sparse_categorical_crossentropy`")
             self.report(node, fix=fix, loss=meeting.loss.written, evidence=targets.evidence or "the targets",
-                        where=f"{where} at {location}" if location else where)
+                        where=head_where(self, head))
 
     VALID = [
         Valid(
