@@ -9,7 +9,7 @@ from typing import Callable
 
 import libcst as cst
 
-from tapelint.atomic import refuse_to_replace, write_atomic
+from tapelint.atomic import ChangedMeanwhile, refuse_to_replace, write_atomic
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, TextEdit
 from tapelint.edits import apply_edits, edits_overlap, selected_fixes, unified_diff
@@ -135,14 +135,14 @@ def _decode(data: bytes, name: str) -> tuple[str, str]:
     return decode(data, name, python=not notebook), "utf-8" if utf8 else source_encoding(data, name)
 
 
-def _read(path: Path) -> tuple[str, bool, str]:
-    """The text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
+def _read(path: Path) -> tuple[bytes, str, bool, str]:
+    """The bytes, the text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
     try:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     text, encoding = _decode(data, str(path))
-    return text, data.startswith(b"\xef\xbb\xbf"), encoding
+    return data, text, data.startswith(b"\xef\xbb\xbf"), encoding
 
 
 def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
@@ -158,7 +158,7 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
     for name in fixable_paths:
         path = Path(name)
         try:
-            text, bom, encoding = _read(path)
+            data, text, bom, encoding = _read(path)
             outcome = fix_text(text, name, config_for(path) if config_for is not None else config, unsafe=unsafe)
         except TapelintError as error:
             run.errors.append(str(error))
@@ -172,7 +172,12 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
                 run.diagnostics.extend(d for d in diagnostics if d.path == name)
                 continue
             try:
-                write_atomic(path, ("\ufeff" if bom else "") + outcome.after, encoding)
+                write_atomic(path, ("\ufeff" if bom else "") + outcome.after, encoding, expected=data)
+            except ChangedMeanwhile:
+                run.errors.append(f"{name}: changed on disk while it was being fixed; left as it is "
+                                  "(run --fix again)")
+                run.diagnostics.extend(d for d in diagnostics if d.path == name)
+                continue
             except UnicodeEncodeError:
                 run.errors.append(f"{name}: the fixed text cannot be written in the file's encoding ({encoding}); "
                                   "left unchanged")

@@ -67,6 +67,51 @@ def test_a_writable_file_is_fixed_and_keeps_its_mode(tmp_path: Path):
     assert path.stat().st_mode & 0o777 == 0o640
 
 
+def test_an_edit_saved_while_the_fix_runs_is_kept_and_the_file_left_alone(tmp_path: Path, monkeypatch):
+    # An editor saves the file after tapelint read it and before it renames the fixed text into place.
+    import tapelint.fixes
+
+    path = tmp_path / "train.py"
+    other = tmp_path / "other.py"
+    path.write_text(BEFORE)
+    other.write_text(BEFORE)
+    real_fix_text = tapelint.fixes.fix_text
+
+    def fix_while_the_user_edits(text, name, config, *, unsafe=False):
+        outcome = real_fix_text(text, name, config, unsafe=unsafe)
+        if Path(name).name == "train.py":
+            with open(path, "a") as handle:
+                handle.write("important_user_edit = 1\n")
+        return outcome
+
+    monkeypatch.setattr(tapelint.fixes, "fix_text", fix_while_the_user_edits)
+    result = fix(path, other)
+    assert path.read_text() == BEFORE + "important_user_edit = 1\n"
+    assert result.exit_code == 2
+    assert "train.py: changed on disk while it was being fixed; left as it is" in result.output
+    assert other.read_text() == AFTER  # the other file is still fixed
+    assert "Fixed 1 finding in 1 file." in result.output
+    assert not list(tmp_path.glob("*" + TEMP_SUFFIX))
+
+
+def test_a_file_removed_while_the_fix_runs_is_not_brought_back(tmp_path: Path, monkeypatch):
+    import tapelint.fixes
+
+    path = tmp_path / "train.py"
+    path.write_text(BEFORE)
+    real_fix_text = tapelint.fixes.fix_text
+
+    def fix_while_the_user_deletes(text, name, config, *, unsafe=False):
+        outcome = real_fix_text(text, name, config, unsafe=unsafe)
+        path.unlink()
+        return outcome
+
+    monkeypatch.setattr(tapelint.fixes, "fix_text", fix_while_the_user_deletes)
+    result = fix(path)
+    assert result.exit_code == 2 and "changed on disk while it was being fixed" in result.output
+    assert not path.exists()
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
 def test_fixing_as_root_keeps_the_owner(tmp_path: Path):
     path = tmp_path / "train.py"
