@@ -13,6 +13,11 @@ from pathlib import Path
 TEMP_SUFFIX = ".tapelint-tmp"
 
 
+class ChangedMeanwhile(Exception):
+    """The file no longer holds the bytes its new content was computed from (another program saved it,
+    or removed it, in the meantime); it was left as it is."""
+
+
 def _temp_prefix(name: str, pid: int) -> str:
     return f".{name}.{pid}."
 
@@ -49,10 +54,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
+def write_atomic(path: Path, text: str, encoding: str = "utf-8", *, expected: bytes | None = None) -> None:
     """Replace a file's content in one rename, keeping its permissions and, where we may, its owner;
     never a half-written file. The text is encoded before anything is created, so a text the encoding
-    cannot hold writes nothing."""
+    cannot hold writes nothing. With `expected` (the bytes the new text was computed from), the file is
+    read again right before the rename and left alone, raising ChangedMeanwhile, unless it still holds
+    exactly those bytes: an edit another program saved meanwhile is never overwritten."""
     data = text.encode(encoding)
     if path.is_symlink():
         path = path.resolve()  # replace the file the link points to, not the link
@@ -67,7 +74,7 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     remove_stale_temps(path)
-    _replace(path, data, mode, status, durable=True)
+    _replace(path, data, mode, status, durable=True, expected=expected)
 
 
 def write_atomic_private(path: Path, text: str) -> None:
@@ -78,9 +85,11 @@ def write_atomic_private(path: Path, text: str) -> None:
     _replace(path, text.encode("utf-8"), None, None, durable=False)
 
 
-def _replace(path: Path, data: bytes, mode: int | None, status: os.stat_result | None, *, durable: bool) -> None:
+def _replace(path: Path, data: bytes, mode: int | None, status: os.stat_result | None, *, durable: bool,
+             expected: bytes | None = None) -> None:
     """Write `data` to a temporary file next to `path` (named for `remove_stale_temps`), give it `mode` and
-    the owner in `status` where given, and rename it over `path`; on any failure, remove it."""
+    the owner in `status` where given, check that `path` still holds `expected` where given, and rename
+    the temporary over `path`; on any failure, remove it."""
     fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path.name, os.getpid()), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -96,6 +105,11 @@ def _replace(path: Path, data: bytes, mode: int | None, status: os.stat_result |
                 os.chown(temp, status.st_uid, status.st_gid)
             except OSError:
                 pass
+        if expected is not None:
+            # The last thing before the rename, to keep the window in which an edit could still be lost
+            # as short as we can (POSIX has no compare-and-rename): the content, not the mtime, which a
+            # save within the same clock tick or a restored timestamp would leave equal.
+            _check_unchanged(path, expected)
         os.replace(temp, path)
     except BaseException:
         try:
@@ -103,6 +117,17 @@ def _replace(path: Path, data: bytes, mode: int | None, status: os.stat_result |
         except OSError:
             pass
         raise
+
+
+def _check_unchanged(path: Path, expected: bytes) -> None:
+    try:
+        with open(path, "rb") as handle:
+            # One byte more than expected is enough to tell a longer file apart.
+            now = handle.read(len(expected) + 1)
+    except OSError:
+        raise ChangedMeanwhile(str(path)) from None  # removed or replaced by something unreadable
+    if now != expected:
+        raise ChangedMeanwhile(str(path))
 
 
 def refuse_to_replace(path: Path) -> str | None:

@@ -266,7 +266,7 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
 
     Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
     writes nothing and exits 1 when something would change."""
-    from tapelint.fixes import _decode, fix_diagnostics
+    from tapelint.fixes import _decode, fix_diagnostics, fix_roots
 
     stdin: tuple[str, str] | None = None
     if "-" in paths:
@@ -275,8 +275,11 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
         stdin = (text, name)
     result = lint_inputs([p for p in paths if p != "-"], config, jobs, stdin_filename, finder=finder)
     run = fix_diagnostics(result.diagnostics, config, unsafe=unsafe, write=not diff, stdin=stdin,
-                          config_for=finder.for_path if finder is not None else None)
+                          config_for=finder.for_path if finder is not None else None,
+                          roots=fix_roots(paths, finder.config_file if finder is not None else None))
     errors = sorted({*result.errors, *run.errors})
+    for warning in run.warnings:
+        print(f"tapelint: warning: {warning}", file=sys.stderr)
     for error in errors:
         print(f"tapelint: error: {error}", file=sys.stderr)
     files_checked = result.files_checked + (1 if stdin is not None else 0)

@@ -9,13 +9,13 @@ from typing import Callable
 
 import libcst as cst
 
-from tapelint.atomic import refuse_to_replace, write_atomic
+from tapelint.atomic import ChangedMeanwhile, refuse_to_replace, write_atomic
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, TextEdit
 from tapelint.edits import apply_edits, edits_overlap, selected_fixes, unified_diff
 from tapelint.engine import lint_source
 from tapelint.errors import InputError, TapelintError
-from tapelint.files import NOTEBOOK_SUFFIX, decode, source_encoding
+from tapelint.files import NOTEBOOK_SUFFIX, decode, resolved, source_encoding
 
 MAX_PASSES = 10
 
@@ -106,6 +106,7 @@ class FixRun:
     stdin: FileFix | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, all files
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # files deliberately left unfixed, and why
 
     @property
     def applied(self) -> int:
@@ -135,30 +136,65 @@ def _decode(data: bytes, name: str) -> tuple[str, str]:
     return decode(data, name, python=not notebook), "utf-8" if utf8 else source_encoding(data, name)
 
 
-def _read(path: Path) -> tuple[str, bool, str]:
-    """The text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
+def _read(path: Path, name: str) -> tuple[bytes, str, bool, str]:
+    """The bytes, the text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    text, encoding = _decode(data, str(path))
-    return text, data.startswith(b"\xef\xbb\xbf"), encoding
+        raise InputError(f"{name}: cannot read ({error.strerror or error})") from None
+    text, encoding = _decode(data, name)
+    return data, text, data.startswith(b"\xef\xbb\xbf"), encoding
+
+
+def fix_roots(paths: list[str], project_of: Callable[[Path], Path | None] | None = None) -> list[Path]:
+    """The folders `--fix` may write in, with links followed: each folder named on the command line (for a
+    file named, its folder) and the project that folder belongs to (where `project_of`, given a folder,
+    finds its pyproject.toml)."""
+    roots: list[Path] = []
+    for name in paths:
+        if name == "-":
+            continue
+        path = Path(name)
+        folder = path if path.is_dir() else path.parent
+        roots.append(resolved(folder))
+        project = project_of(folder) if project_of is not None else None
+        if project is not None:
+            roots.append(resolved(project.parent))
+    return roots
+
+
+def _outside(real: Path, roots: list[Path] | None) -> bool:
+    return roots is not None and not any(real.is_relative_to(root) for root in roots)
 
 
 def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bool, write: bool,
                     stdin: tuple[str, str] | None = None,
-                    config_for: Callable[[Path], Config] | None = None) -> FixRun:
+                    config_for: Callable[[Path], Config] | None = None,
+                    roots: list[Path] | None = None) -> FixRun:
     """Fix the files that have an applicable fix among `diagnostics` (from a lint run) and, if given,
     the (text, name) read from standard input. Files without one are never opened for writing.
-    With `write=False` nothing is written (for `--diff`)."""
+    With `write=False` nothing is written (for `--diff`).
+
+    A file is read and written at its real path (links followed). With `roots` (see fix_roots), a file
+    whose real path lies outside all of them, reached through a symbolic link, is left alone with a
+    warning: a cloned repository's link must not make `--fix` rewrite a file elsewhere. A link that
+    stays inside is fixed through it (the target is rewritten, the link stays a link): both are code
+    the user asked to fix, and skipping would leave its findings unfixable from where they are shown."""
     run = FixRun()
     fixable_paths = sorted({d.path for d in selected_fixes(diagnostics, unsafe)})
     untouched = [d for d in diagnostics if d.path not in fixable_paths]
     run.diagnostics.extend(untouched)
     for name in fixable_paths:
         path = Path(name)
+        # Resolved once: the file checked below is the file read and written, whatever a link says later.
+        real = resolved(path)
+        if _outside(real, roots):
+            run.warnings.append(f"{name}: a link to {real}, outside the folders being fixed and their project; "
+                                "not fixed")
+            run.diagnostics.extend(d for d in diagnostics if d.path == name)
+            continue
         try:
-            text, bom, encoding = _read(path)
+            data, text, bom, encoding = _read(real, name)
             outcome = fix_text(text, name, config_for(path) if config_for is not None else config, unsafe=unsafe)
         except TapelintError as error:
             run.errors.append(str(error))
@@ -166,13 +202,18 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
             continue
         outcome.bom = bom
         if write and outcome.changed:
-            refusal = refuse_to_replace(path)
+            refusal = refuse_to_replace(real)
             if refusal is not None:
                 run.errors.append(f"{name}: {refusal}")
                 run.diagnostics.extend(d for d in diagnostics if d.path == name)
                 continue
             try:
-                write_atomic(path, ("\ufeff" if bom else "") + outcome.after, encoding)
+                write_atomic(real, ("\ufeff" if bom else "") + outcome.after, encoding, expected=data)
+            except ChangedMeanwhile:
+                run.errors.append(f"{name}: changed on disk while it was being fixed; left as it is "
+                                  "(run --fix again)")
+                run.diagnostics.extend(d for d in diagnostics if d.path == name)
+                continue
             except UnicodeEncodeError:
                 run.errors.append(f"{name}: the fixed text cannot be written in the file's encoding ({encoding}); "
                                   "left unchanged")

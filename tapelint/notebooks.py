@@ -20,12 +20,12 @@ from tapelint.edits import apply_edits, edits_overlap
 from tapelint.engine import lint_source
 from tapelint.errors import InputError
 from tapelint.files import check_size
+from tapelint.text import source_lines
 
 MAX_PASSES = 10
 
 # Cell magics whose body is still Python (the magic only times, captures or profiles it).
 _PYTHON_BODY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit"}
-_LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
 # json's own string scanner (the C one when there is one), strict: (text, index after the opening quote) ->
 # (the string, index after the closing quote). The stubs leave it out of json.decoder.
@@ -33,8 +33,18 @@ scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scans
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their newlines kept; unlike str.splitlines only '\\n' ends a line (as in notebooks)."""
-    return _LINE.findall(text)
+    """A cell's lines with their line breaks kept, split where Python ends a line (`\\r\\n`, `\\r` or
+    `\\n`) as for a .py file, so a line number means the same thing in a cell, in the module the cells
+    are linted as, and in the edits written back."""
+    return source_lines(text, keepends=True)
+
+
+def _without_break(line: str) -> str:
+    return line.rstrip("\r\n")  # one line of split_lines ends with at most one break
+
+
+def _ends_a_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
 
 
 # IPython's default shell aliases and line magics that its automagic runs without `%` (`ls ./data/`).
@@ -66,7 +76,7 @@ def _is_magic(stripped: str) -> bool:
 def _placeholder(line: str, indent: str | None = None) -> str:
     """A harmless statement of the same length (when there is room) that keeps the block structure.
     `indent` replaces the line's own indentation (the continuation lines of a magic take the magic's)."""
-    body = line.rstrip("\n")
+    body = _without_break(line)
     newline = line[len(body):]
     own = body[: len(body) - len(body.lstrip())]
     width = len(body) - len(own)
@@ -84,7 +94,7 @@ def _placeholder(line: str, indent: str | None = None) -> str:
 
 
 def _flush_placeholder(line: str) -> str:
-    body = line.rstrip("\n")
+    body = _without_break(line)
     newline = line[len(body):]
     return ("pass" + "#" * max(len(body) - 4, 0) if body.strip() else "") + newline
 
@@ -261,9 +271,9 @@ def _compose(cells: list[CodeCell], name: str, config: Config) -> _Composed:
             if found:
                 errors.extend(_cell_syntax_error(d, problem, cell) for d in found)
                 continue
-        text = cell.masked if cell.masked.endswith("\n") else cell.masked + "\n"
+        text = cell.masked if _ends_a_line(cell.masked) else cell.masked + "\n"
         parts.append(text)
-        where.extend((cell, line) for line in range(1, text.count("\n") + 1))
+        where.extend((cell, line) for line in range(1, len(split_lines(text)) + 1))
     return _Composed("".join(parts), where, errors)
 
 
@@ -375,7 +385,7 @@ class NotebookFixOutcome:
 
 def _apply_to_cell(cell: CodeCell, edits: list[TextEdit]) -> str:
     text = cell.source
-    added_newline = not text.endswith("\n")
+    added_newline = not _ends_a_line(text)
     if added_newline:
         text += "\n"
     fixed = apply_edits(text, edits)
@@ -533,7 +543,7 @@ def notebook_diff(name: str, before: str, after: str) -> str:
     chunks = []
     for number in sorted(old):
         if number in new and old[number] != new[number]:
-            a = split_lines(old[number] if old[number].endswith("\n") else old[number] + "\n")
-            b = split_lines(new[number] if new[number].endswith("\n") else new[number] + "\n")
+            a = split_lines(old[number] if _ends_a_line(old[number]) else old[number] + "\n")
+            b = split_lines(new[number] if _ends_a_line(new[number]) else new[number] + "\n")
             chunks.append("".join(difflib.unified_diff(a, b, f"{name}:cell {number}", f"{name}:cell {number}")))
     return "".join(chunks)

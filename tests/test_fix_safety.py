@@ -67,6 +67,79 @@ def test_a_writable_file_is_fixed_and_keeps_its_mode(tmp_path: Path):
     assert path.stat().st_mode & 0o777 == 0o640
 
 
+def test_an_edit_saved_while_the_fix_runs_is_kept_and_the_file_left_alone(tmp_path: Path, monkeypatch):
+    # An editor saves the file after tapelint read it and before it renames the fixed text into place.
+    import tapelint.fixes
+
+    path = tmp_path / "train.py"
+    other = tmp_path / "other.py"
+    path.write_text(BEFORE)
+    other.write_text(BEFORE)
+    real_fix_text = tapelint.fixes.fix_text
+
+    def fix_while_the_user_edits(text, name, config, *, unsafe=False):
+        outcome = real_fix_text(text, name, config, unsafe=unsafe)
+        if Path(name).name == "train.py":
+            with open(path, "a") as handle:
+                handle.write("important_user_edit = 1\n")
+        return outcome
+
+    monkeypatch.setattr(tapelint.fixes, "fix_text", fix_while_the_user_edits)
+    result = fix(path, other)
+    assert path.read_text() == BEFORE + "important_user_edit = 1\n"
+    assert result.exit_code == 2
+    assert "train.py: changed on disk while it was being fixed; left as it is" in result.output
+    assert other.read_text() == AFTER  # the other file is still fixed
+    assert "Fixed 1 finding in 1 file." in result.output
+    assert not list(tmp_path.glob("*" + TEMP_SUFFIX))
+
+
+def test_a_file_removed_while_the_fix_runs_is_not_brought_back(tmp_path: Path, monkeypatch):
+    import tapelint.fixes
+
+    path = tmp_path / "train.py"
+    path.write_text(BEFORE)
+    real_fix_text = tapelint.fixes.fix_text
+
+    def fix_while_the_user_deletes(text, name, config, *, unsafe=False):
+        outcome = real_fix_text(text, name, config, unsafe=unsafe)
+        path.unlink()
+        return outcome
+
+    monkeypatch.setattr(tapelint.fixes, "fix_text", fix_while_the_user_deletes)
+    result = fix(path)
+    assert result.exit_code == 2 and "changed on disk while it was being fixed" in result.output
+    assert not path.exists()
+
+
+def test_a_link_to_a_file_outside_the_fixed_folder_is_reported_but_not_written_through(tmp_path: Path):
+    # A cloned repository can hold `a.py -> ../../elsewhere/victim.py`; --fix must not rewrite the victim.
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "outside").mkdir()
+    victim = tmp_path / "outside" / "victim.py"
+    victim.write_text(BEFORE)
+    (tmp_path / "tree" / "a.py").symlink_to("../outside/victim.py")
+    result = fix(tmp_path / "tree")
+    assert victim.read_text() == BEFORE
+    assert f"a.py: a link to {victim.resolve()}, outside the folders being fixed and their project; not fixed" \
+        in result.output
+    assert "TL501" in result.output and "Fixed" not in result.output  # still reported, as before
+    assert result.exit_code == 1
+    result = fix(tmp_path / "tree" / "a.py")  # named on its own, the link leads out of its folder all the same
+    assert victim.read_text() == BEFORE and "not fixed" in result.output
+
+
+def test_a_link_to_a_file_inside_the_fixed_folder_is_fixed_through_its_target(tmp_path: Path):
+    (tmp_path / "lib").mkdir()
+    target = tmp_path / "lib" / "train.py"
+    target.write_text(BEFORE)
+    link = tmp_path / "alias.py"
+    link.symlink_to("lib/train.py")
+    result = fix(link)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and target.read_text() == AFTER
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
 def test_fixing_as_root_keeps_the_owner(tmp_path: Path):
     path = tmp_path / "train.py"
@@ -140,8 +213,12 @@ def test_two_fix_runs_at_once_corrupt_nothing(tmp_path: Path):
     runs = [subprocess.Popen(_cli("--fix", "--jobs", "1", str(tmp_path)), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     for run in runs:
-        run.communicate(timeout=600)
-        assert run.returncode in (0, 1)
+        _, stderr = run.communicate(timeout=600)
+        # A file the other run fixed after this one read it is left to the other run, and said so (exit 2).
+        errors = [line for line in stderr.splitlines() if line.startswith("tapelint: error:")]
+        assert all(line.endswith("changed on disk while it was being fixed; left as it is (run --fix again)")
+                   for line in errors), stderr
+        assert run.returncode == 2 if errors else run.returncode in (0, 1)
     assert all(p.read_text() == AFTER for p in paths)
     assert not list(tmp_path.rglob(f"*{TEMP_SUFFIX}"))
 

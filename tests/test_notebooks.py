@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tapelint.config import Config
-from tapelint.notebooks import lint_notebook_text, mask_magics
+from tapelint.notebooks import fix_notebook_text, lint_notebook_text, mask_magics
 
 PYTHON_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -260,3 +260,19 @@ def test_an_indented_line_that_is_really_a_syntax_error_is_still_reported():
     data = notebook(code("import tensorflow as tf\nx = 1\n    y = 2\n"))
     found = lint_notebook_text(json.dumps(data), "nb.ipynb", Config())
     assert [d.code for d in found] == ["TL000"]
+
+
+def test_a_lone_carriage_return_in_a_cell_keeps_findings_and_fixes_in_their_cell():
+    # Python (and libcst) end a line at a lone "\r" as at "\n"; a cell must be split the same way as a .py
+    # file, or cell 1's finding moves into cell 2 and cell 2's fix is written at the wrong offset there.
+    first = ["%matplotlib inline\r", "import tensorflow as tf\n", "# stray\r", "# cr\n",
+             "opt = tf.keras.optimizers.Adam(lr=0.01)\n"]
+    second = ["x = 1\n", "optimizer_two = tf.keras.optimizers.SGD(lr=0.02)\n"]
+    data = notebook(code("x"), code("x"))
+    data["cells"][0]["source"], data["cells"][1]["source"] = first, second
+    text = nbformat_text(data)
+    found = lint_notebook_text(text, "cr.ipynb", Config())
+    assert [(d.code, d.cell, d.line, d.column) for d in found] == [("TL501", 1, 5, 31), ("TL501", 2, 2, 40)]
+    fixed = json.loads(fix_notebook_text(text, "cr.ipynb", Config()).source)
+    assert fixed["cells"][0]["source"] == [*first[:4], "opt = tf.keras.optimizers.Adam(learning_rate=0.01)\n"]
+    assert fixed["cells"][1]["source"] == [second[0], "optimizer_two = tf.keras.optimizers.SGD(learning_rate=0.02)\n"]
