@@ -1,12 +1,52 @@
-"""Stopping a pool of worker processes at once, for the command line's run (tapelint.runner) and the editor
-server's lint worker (tapelint.lsp)."""
+"""Worker processes that never outlive the process they work for, and stopping a pool of them at once,
+for the command line's run (tapelint.runner) and the editor server's lint worker (tapelint.lsp)."""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+# How often a worker looks whether the process it works for is still there (seconds).
+PARENT_CHECK_SECONDS = 0.5
+
+
+def die_with_parent(parent: int) -> None:
+    """Run at the start of a worker process (a pool's initializer), with the pid of the process that made
+    it: the worker ends when that process does, however it ends (kill -9 included), instead of living on
+    idle under PID 1. On Linux the kernel sends it SIGTERM then (the parent-death signal); everywhere, and
+    as a second line, a thread looks every half second whether its parent changed, and ends it if so."""
+    if os.getppid() != parent:
+        os._exit(1)  # the parent was gone before the worker started
+    if sys.platform.startswith("linux"):
+        _set_parent_death_signal()
+        if os.getppid() != parent:  # it died between the two looks: the signal was never armed
+            os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="tapelint-parent-watch", daemon=True).start()
+
+
+def _set_parent_death_signal() -> None:
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl here: the watching thread does it alone
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_CHECK_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def kill_pool(pool: ProcessPoolExecutor | None) -> None:
