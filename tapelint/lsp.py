@@ -40,7 +40,7 @@ from tapelint.incremental import common_prefix as _common_prefix, lint_buffer
 from tapelint.runner import attribute
 from tapelint.errors import TapelintError
 from tapelint.files import MAX_SOURCE_BYTES
-from tapelint.pools import kill_pool
+from tapelint.pools import die_with_parent, kill_pool
 from tapelint.triggers import Trigger, occurs
 from tapelint.fixes import fix_source
 
@@ -547,7 +547,9 @@ class LintWorker:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        # The worker ends with the server, however the server ends (an editor may kill it with -9).
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
         # Start the process and import the engine and the rules now, not on the first real lint.
         pool.submit(lint_buffer, "", "<warm-up>", Config(), None)
         return pool
@@ -609,11 +611,16 @@ class LintWorker:
         self.keep_spare()
 
     def stop(self) -> None:
-        """Kill the workers at once (one may be in the middle of a long parse)."""
+        """Kill the workers at once (one may be in the middle of a long parse), and free what their pools
+        hold (named semaphores: see kill_pool)."""
+        import gc
+
         with self._lock:
-            pools, self._pool, self._spare = (self._pool, self._spare), None, None
+            pools, self._pool, self._spare = [self._pool, self._spare], None, None
         for pool in pools:
-            kill_pool(pool)
+            kill_pool(pool, wait=5.0)
+        pools.clear()
+        gc.collect()
 
 
 class TapelintServer(LanguageServer):

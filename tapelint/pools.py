@@ -49,9 +49,12 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
-def kill_pool(pool: ProcessPoolExecutor | None) -> None:
+def kill_pool(pool: ProcessPoolExecutor | None, wait: float = 0.0) -> None:
     """Kill the pool's worker processes now, instead of waiting for the work they are doing (one may be in
-    the middle of a long parse), and shut the pool down without waiting; nothing when `pool` is None."""
+    the middle of a long parse), and shut the pool down; nothing when `pool` is None. With `wait`, wait up
+    to that many seconds for the pool's own thread to see its workers end and close its queues: the
+    semaphores of the queues of a spawned pool are named, and are unlinked only when the queues are freed
+    (otherwise multiprocessing's resource tracker does it at exit, with a "leaked semaphore" warning)."""
     if pool is None:
         return
     for process in list((getattr(pool, "_processes", None) or {}).values()):
@@ -59,4 +62,7 @@ def kill_pool(pool: ProcessPoolExecutor | None) -> None:
             process.kill()
         except (OSError, AttributeError):
             pass
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
+    if wait > 0 and manager is not None:
+        manager.join(wait)
