@@ -505,10 +505,29 @@ class _Handled:
     jsonrpc = "handled"
 
 
+# A UTF-16 surrogate on its own: JSON can carry one ("\ud83d"), but it is no character, and no UTF-8 text
+# (what the parser and every file hold) can contain it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD, the replacement character. Both are one code point
+    and one UTF-16 unit, so every position the client sends about the text still means the same place."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 class TapelintProtocol(LanguageServerProtocol):
-    """Answers a request whose params do not parse with InvalidParams instead of leaving the client waiting."""
+    """Answers a request whose params do not parse with InvalidParams instead of leaving the client waiting,
+    and keeps lone surrogates out of everything the server holds (`without_lone_surrogates`)."""
 
     def structure_message(self, data: dict[str, Any]):  # type: ignore[no-untyped-def]
+        # Called for each JSON object of a message, innermost first: each sees its own strings.
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if isinstance(value, str):
+                    data[key] = without_lone_surrogates(value)
+                elif isinstance(value, list):
+                    data[key] = [without_lone_surrogates(item) if isinstance(item, str) else item for item in value]
         try:
             return super().structure_message(data)
         except JsonRpcException as error:
@@ -1024,8 +1043,12 @@ class TapelintServer(LanguageServer):
                     edit=types.WorkspaceEdit(changes={uri: [self._edit(e, lines, codec) for e in fix.edits]}),
                 ))
         if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in run.diagnostics):
-            outcome = self.worker.run(fix_source, run.source, self._lint_name(uri), self.config_for(uri))
-            if outcome.source != run.source:
+            try:
+                outcome = self.worker.run(fix_source, run.source, self._lint_name(uri), self.config_for(uri))
+            except Exception as error:  # noqa: BLE001 - a bug in a fix: offer the others, not a traceback
+                logger.warning("fix-all failed on %s: %s: %s", uri, type(error).__name__, error)
+                outcome = None
+            if outcome is not None and outcome.source != run.source:
                 actions.append(types.CodeAction(
                     title=FIX_ALL_TITLE,
                     kind=FIX_ALL_KIND,

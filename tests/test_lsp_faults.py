@@ -240,3 +240,29 @@ def test_the_server_leaves_no_process_behind_whether_it_exits_or_is_killed(tmp_p
                 assert "leaked semaphore" not in log.read_text(encoding="utf-8", errors="replace")
         finally:
             wire.close()
+
+
+def test_a_lone_surrogate_sent_in_an_edit_is_read_as_a_replacement_character(wire: Wire, tmp_path):
+    """JSON can carry a lone UTF-16 surrogate, which no UTF-8 text can hold: the document keeps U+FFFD in its
+    place (same position), is linted, and fix-all answers with an edit, not an internal error."""
+    wire.initialize()
+    uri = (tmp_path / "train.py").as_uri()
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": BUGGY}}})
+    _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+    end_of_first_line = {"line": 0, "character": 23}
+    wire.send({"method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": 2},
+               "contentChanges": [{"range": {"start": end_of_first_line, "end": end_of_first_line},
+                                   "text": "  # \ud83d"}]}})
+    published = _wait_for(wire, "textDocument/publishDiagnostics",
+                          lambda p: p.get("uri") == uri and p.get("version") == 2)
+    assert [d["code"] for d in published["diagnostics"]] == ["TL501"]
+    origin = {"line": 0, "character": 0}
+    wire.send({"id": 8, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": uri}, "range": {"start": origin, "end": origin},
+        "context": {"diagnostics": [], "only": ["source.fixAll.tapelint"]}}})
+    answer = wire.response(8)
+    assert "error" not in answer, answer
+    (action,) = answer["result"]
+    (edit,) = action["edit"]["changes"][uri]
+    assert "learning_rate" in edit["newText"] and "\ud83d" not in edit["newText"]
