@@ -49,6 +49,22 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
+def resident_bytes(pool: ProcessPoolExecutor | None) -> int:
+    """The memory the pool's worker processes hold now (resident set, summed); 0 where the system does not
+    say (it is read from /proc, on Linux)."""
+    total = 0
+    for pid in list(getattr(pool, "_processes", None) or {}):
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") and "SC_PAGE_SIZE" in os.sysconf_names else 4096
+
+
 def kill_pool(pool: ProcessPoolExecutor | None, wait: float = 0.0) -> None:
     """Kill the pool's worker processes now, instead of waiting for the work they are doing (one may be in
     the middle of a long parse), and shut the pool down; nothing when `pool` is None. With `wait`, wait up

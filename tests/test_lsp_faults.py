@@ -266,3 +266,26 @@ def test_a_lone_surrogate_sent_in_an_edit_is_read_as_a_replacement_character(wir
     (action,) = answer["result"]
     (edit,) = action["edit"]["changes"][uri]
     assert "learning_rate" in edit["newText"] and "\ud83d" not in edit["newText"]
+
+
+def test_a_worker_left_holding_much_memory_by_a_deep_document_is_replaced(monkeypatch):
+    """The parse of deeply nested code can leave the worker holding gigabytes after the lint (2.2 GB after
+    1,500 nested brackets); such a worker is retired at once and a fresh one lints what comes next."""
+    from tapelint.config import Config
+    from tapelint.incremental import lint_buffer
+    from tapelint.lsp import LintWorker
+    from tapelint.pools import resident_bytes
+
+    limit = 250 * 1024 * 1024  # 600 nested brackets leave about 400 MB, ordinary files 60-150 MB
+    monkeypatch.setattr(LintWorker, "RECYCLE_BYTES", limit)
+    worker = LintWorker()
+    try:
+        worker.run(lint_buffer, "x = 1\n", "warm.py", Config(), None)
+        (first,) = worker._pool._processes
+        deep = BUGGY + "x = " + "[" * 600 + "]" * 600 + "\n"
+        assert [d.code for d in worker.run(lint_buffer, deep, "deep.py", Config(), None)] == ["TL501"]
+        assert resident_bytes(worker._pool) < limit
+        assert _gone_within({first}, 10) == set(), "the worker that linted the deep document still runs"
+        assert [d.code for d in worker.run(lint_buffer, BUGGY, "next.py", Config(), None)] == ["TL501"]
+    finally:
+        worker.stop()
