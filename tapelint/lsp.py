@@ -1162,9 +1162,34 @@ def create_server() -> TapelintServer:
     return server
 
 
+_EXCEPTION_LINE = re.compile(r"([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Warning|Group|Exit|Interrupt)\b(: .*)?$")
+
+
+class OneLineFormatter(logging.Formatter):
+    """Each log record as one line, `tapelint server: <message>`, with the error it reports but no traceback:
+    pygls logs a message it could not read (a client's fault, not a bug to debug) with a whole traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = [line for line in record.getMessage().splitlines() if line.strip()] or [""]
+        text, error = lines[0], ""
+        if record.exc_info and record.exc_info[1] is not None:
+            error = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        elif any("Traceback (most recent call last)" in line for line in lines[1:]):
+            # The innermost exception of the traceback (those of a group are drawn behind `| `).
+            said = [match.group() for match in map(_EXCEPTION_LINE.match, (l.strip(" |+") for l in lines)) if match]
+            error = said[-1] if said else lines[-1].strip(" |+")
+        elif len(lines) > 1:
+            text = " / ".join(line.strip() for line in lines)
+        if error and error not in text:
+            text = f"{text}: {error}"
+        return "tapelint server: " + " ".join(text.split("\n"))
+
+
 def serve() -> None:
     """Run the server over standard input and output until the client says exit."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="tapelint server: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     server = create_server()
     server.start_io()
     # `exit` ends the message loop; a lint still running in the worker thread (a big file) must not hold
