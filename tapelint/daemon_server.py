@@ -130,8 +130,7 @@ def _wait_as_spare(channel: socket.socket, listener: socket.socket) -> None:
     """In a spare: warm up, say so, wait for a check, run it (`_run_forked`); never return."""
     try:
         listener.close()
-        for fd in _lock_fd:
-            os.close(fd)
+        _close_daemon_copies()
         from tapelint.engine import warm_up
 
         warm_up(copies=SPARE_WARM_UP_COPIES)
@@ -161,8 +160,7 @@ def _run_forked(conn: socket.socket, request: list[bytes], fds: list[int], liste
     try:
         if listener is not None:  # a spare closed both when it was made
             listener.close()
-            for fd in _lock_fd:
-                os.close(fd)  # a long check must not hold the lock after the daemon is gone
+            _close_daemon_copies()  # a long check must not hold the lock after the daemon is gone
         import signal
 
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -239,6 +237,18 @@ def _reopen_streams(streams: list[str | None]) -> None:
 
 
 _lock_fd: list[int] = []  # the daemon's lock on its socket's name; a fork closes its copy
+# What else only the daemon may hold: its selector, and the connections of other clients whose requests are
+# still arriving (a fork that kept one would keep that client from seeing the daemon drop it).
+_daemon_fds: set[int] = set()
+
+
+def _close_daemon_copies() -> None:
+    """In a fork: close its copies of the lock and of `_daemon_fds`."""
+    for fd in [*_lock_fd, *_daemon_fds]:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _take_lock(path: str, wait: float = 3.0) -> bool:
@@ -260,6 +270,67 @@ def _take_lock(path: str, wait: float = 3.0) -> bool:
             continue
         _lock_fd.append(fd)
         return True
+
+
+# A client has this long to send its whole request once connected; meanwhile the daemon serves the others.
+REQUEST_SECONDS = 10.0
+# At most this many connections wait for their requests at once; beyond it, the one waiting longest goes.
+MAX_INCOMING = 64
+
+
+class _Incoming:
+    """A connection whose request is still arriving. The daemon reads it as it comes (non-blocking), so a
+    client that connects and sends nothing, or sends slowly, holds up no other client's check."""
+
+    def __init__(self, conn: socket.socket, now: float) -> None:
+        self.conn = conn
+        self.deadline = now + REQUEST_SECONDS
+        self.data = b""
+        self.fds: list[int] = []
+        self.request: list[bytes] | None = None
+        conn.setblocking(False)
+        _daemon_fds.add(conn.fileno())
+
+    def receive(self) -> bool | None:
+        """Read what has come: True once the whole request is here, False when it never will be (the
+        client closed, or sent garbage or too many descriptors), None to wait for more."""
+        try:
+            data, fds, _, _ = socket.recv_fds(self.conn, MAX_MESSAGE, 3)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            return False
+        self.fds += fds
+        _daemon_fds.update(fds)
+        if not data or len(self.fds) > 3:
+            return False
+        self.data += data
+        head, newline, rest = self.data.partition(b"\n")
+        if not newline:
+            return None if len(self.data) <= 20 else False
+        if not head.isdigit() or int(head) > MAX_MESSAGE:
+            return False
+        if len(rest) < int(head):
+            return None
+        self.request = rest[:int(head)].split(b"\0")
+        return True
+
+    def release(self) -> tuple[socket.socket, list[bytes] | None, list[int]]:
+        """Stop tracking it: the connection (blocking again, with the time limit a fork's first message had
+        before), the request, and the descriptors that came with it, for the caller to close."""
+        _daemon_fds.discard(self.conn.fileno())
+        _daemon_fds.difference_update(self.fds)
+        try:
+            self.conn.settimeout(REQUEST_SECONDS)
+        except OSError:
+            pass
+        return self.conn, self.request, self.fds
+
+    def drop(self) -> None:
+        conn, _, fds = self.release()
+        for fd in fds:
+            os.close(fd)
+        conn.close()
 
 
 def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
@@ -296,6 +367,18 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
     spare: _Spare | None = None
     named: list[str] = []  # the files the checks since the last spare named, to parse ahead
     last = time.monotonic()
+    import selectors
+
+    listener.setblocking(False)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    _daemon_fds.add(selector.fileno())
+    incoming: dict[socket.socket, _Incoming] = {}  # in the order they connected
+
+    def forget(entry: _Incoming) -> None:
+        selector.unregister(entry.conn)
+        del incoming[entry.conn]
+
     try:
         while True:
             _reap(running)
@@ -308,70 +391,101 @@ def serve(path: str, idle_timeout: float = IDLE_TIMEOUT) -> None:
                 if spare is not None:
                     spare.close()  # made before these parses (its check went to a fork of its own)
                 spare = _Spare.start(listener)
+            now = time.monotonic()
+            for entry in [entry for entry in incoming.values() if entry.deadline <= now]:
+                forget(entry)  # it sent no whole request in time
+                entry.drop()
             # While a check runs, look every so often for its end, to make the next spare then.
-            waited = time.monotonic() - last
+            waited = now - last
             if waited >= idle_timeout:
                 return
-            listener.settimeout(min(0.1, idle_timeout - waited) if spare is None else idle_timeout - waited)
-            try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                continue
-            last = time.monotonic()
-            with conn:
-                _reap(running)
-                if not _still_mine(path, me):
-                    return  # a newer daemon took the socket over
-                if not _peer_is_me(conn):
+            timeout = idle_timeout - waited if spare is not None else min(0.1, idle_timeout - waited)
+            if incoming:
+                timeout = min(timeout, min(entry.deadline for entry in incoming.values()) - now)
+            complete: list[_Incoming] = []
+            for key, _ in selector.select(max(timeout, 0.0)):
+                if key.fileobj is listener:
+                    while True:
+                        try:
+                            conn, _ = listener.accept()
+                        except (BlockingIOError, InterruptedError):
+                            break
+                        except OSError:  # out of descriptors for now: the client waits in the backlog
+                            break
+                        last = time.monotonic()
+                        if not _still_mine(path, me):
+                            conn.close()
+                            return  # a newer daemon took the socket over
+                        if not _peer_is_me(conn):
+                            conn.close()
+                            continue
+                        if len(incoming) >= MAX_INCOMING:
+                            oldest = next(iter(incoming.values()))
+                            forget(oldest)
+                            oldest.drop()
+                        incoming[conn] = _Incoming(conn, last)
+                        selector.register(conn, selectors.EVENT_READ)
                     continue
-                conn.settimeout(10)
-                try:
-                    data, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 3)
-                    request = Reader(conn, data).read()
-                except OSError:
+                entry = incoming.get(key.fileobj)  # type: ignore[call-overload]
+                if entry is None:
                     continue
-                if not _well_formed(request):
-                    for fd in fds:
-                        os.close(fd)
+                outcome = entry.receive()
+                if outcome is None:
                     continue
-                op = request[0]  # type: ignore[index]
-                if op == b"run" and len(fds) == 3:
-                    if request[1] != stamp:  # type: ignore[index]
+                forget(entry)
+                if outcome:
+                    complete.append(entry)
+                else:
+                    entry.drop()
+            for entry in complete:
+                conn, request, fds = entry.release()
+                with conn:
+                    _reap(running)
+                    if not _well_formed(request):
                         for fd in fds:
                             os.close(fd)
-                        _send_quietly(conn, b"stale")
-                        return  # tapelint changed under it: the next `start` loads the new code
-                    served += 1
-                    named.extend(_named_files(request))  # type: ignore[arg-type]
-                    if spare is not None and spare.take(conn, request, fds):  # type: ignore[arg-type]
-                        running.add(spare.pid)
-                        spare = None
-                        warm += 1
-                    else:
-                        try:
-                            pid = os.fork()
-                        except OSError:
-                            pid = -1  # the client reads no pid, and runs the command itself
-                        if pid == 0:
-                            if spare is not None:
-                                spare.channel.close()  # the spare must see the daemon's end when it goes
-                            _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
-                        if pid > 0:
-                            running.add(pid)
+                        continue
+                    op = request[0]  # type: ignore[index]
+                    if op == b"run" and len(fds) == 3:
+                        if request[1] != stamp:  # type: ignore[index]
+                            for fd in fds:
+                                os.close(fd)
+                            _send_quietly(conn, b"stale")
+                            return  # tapelint changed under it: the next `start` loads the new code
+                        served += 1
+                        named.extend(_named_files(request))  # type: ignore[arg-type]
+                        if spare is not None and spare.take(conn, request, fds):  # type: ignore[arg-type]
+                            running.add(spare.pid)
+                            spare = None
+                            warm += 1
+                        else:
+                            try:
+                                pid = os.fork()
+                            except OSError:
+                                pid = -1  # the client reads no pid, and runs the command itself
+                            if pid == 0:
+                                if spare is not None:
+                                    spare.channel.close()  # the spare must see the daemon's end when it goes
+                                _run_forked(conn, request, fds, listener)  # type: ignore[arg-type]
+                            if pid > 0:
+                                running.add(pid)
+                        for fd in fds:
+                            os.close(fd)
+                        continue
                     for fd in fds:
                         os.close(fd)
-                    continue
-                for fd in fds:
-                    os.close(fd)
-                if op == b"status":
-                    ready = spare.pid if spare is not None and spare.ready() else 0
-                    from tapelint.incremental import ahead
+                    if op == b"status":
+                        ready = spare.pid if spare is not None and spare.ready() else 0
+                        from tapelint.incremental import ahead
 
-                    _send_quietly(conn, b"status", os.getpid(), served, stamp, warm, ready, len(ahead))
-                elif op == b"stop":
-                    _send_quietly(conn, b"stopping", os.getpid())
-                    return
+                        _send_quietly(conn, b"status", os.getpid(), served, stamp, warm, ready, len(ahead))
+                    elif op == b"stop":
+                        _send_quietly(conn, b"stopping", os.getpid())
+                        return
     finally:
+        for entry in list(incoming.values()):
+            entry.drop()
+        selector.close()
         if spare is not None:
             spare.close()
         listener.close()

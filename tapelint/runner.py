@@ -15,7 +15,7 @@ from tapelint.diagnostic import Diagnostic
 from tapelint.errors import InputError, TapelintError
 from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover,
                             forget_resolved_folders, resolved)
-from tapelint.pools import kill_pool
+from tapelint.pools import die_with_parent, kill_pool
 from tapelint.prelude import Prelude
 from tapelint.project import ProjectIndex, forget_import_tables
 from tapelint.triggers import mentions_tensorflow
@@ -167,11 +167,13 @@ class _ShownPaths(dict):
         return super().__getitem__(key)
 
 
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them; otherwise each prints its own traceback."""
+def _start_worker(parent: int) -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (otherwise each prints its own traceback), and
+    end with the parent, however it ends (tapelint.pools.die_with_parent)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
 
 
 def default_jobs() -> int:
@@ -310,7 +312,7 @@ def _in_pool(pending: list[Work], jobs: int,
     # Chunks of interleaved files keep both the big and the small ones spread over the workers.
     count = min(jobs * 4, len(pending))
     chunks = [pending[i::count] for i in range(count)]
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_lint_batch, chunk): index for index, chunk in enumerate(chunks)}
         per_chunk: list[list[tuple[list[Diagnostic], str | None]]] = [[] for _ in chunks]

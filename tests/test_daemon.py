@@ -351,3 +351,26 @@ def test_after_a_check_the_daemon_holds_a_parse_of_the_file_and_an_edit_gives_wh
         alone = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path, TAPELINT_NO_DAEMON="1")
         through = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
         assert (through.returncode, through.stdout, through.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+
+
+def test_a_client_that_connects_and_sends_nothing_holds_up_no_other_check(running: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "train.py").write_text(TRAIN)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(running))
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    halfway = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        silent.connect(daemon.socket_path())
+        halfway.connect(daemon.socket_path())
+        halfway.sendall(b"500\nrun\0")  # the start of a request whose rest never comes
+        time.sleep(0.2)
+        before = _served(running, tmp_path)
+        started = time.monotonic()
+        through = _tapelint(running, "--no-cache", "train.py", cwd=tmp_path)
+        took = time.monotonic() - started
+        assert through.returncode == 1 and "TL501" in through.stdout, through.stdout + through.stderr
+        assert _served(running, tmp_path) == before + 1, "the check ran in the daemon"
+        assert took < 5, f"the check waited {took:.1f} s behind the silent clients"
+    finally:
+        silent.close()
+        halfway.close()

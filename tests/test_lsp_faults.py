@@ -19,9 +19,9 @@ pytestmark = pytest.mark.slow
 class Wire:
     """A JSON-RPC client over the server's stdin/stdout, framed with Content-Length headers."""
 
-    def __init__(self) -> None:
+    def __init__(self, stderr=subprocess.DEVNULL) -> None:  # type: ignore[no-untyped-def]
         self.process = subprocess.Popen([sys.executable, "-m", "tapelint", "server"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.PIPE, stderr=stderr)
         self.buffer = b""
 
     def send_raw(self, body: bytes) -> None:
@@ -179,3 +179,113 @@ def test_200_rapid_edits_end_with_the_latest_text_and_flat_memory(wire: Wire, tm
                      lambda p: p.get("uri") == uri and p.get("version") == 201)
     assert [d["code"] for d in last["diagnostics"]] == ["TL501"]
     assert _rss_kb(wire.process.pid) - before < 50_000  # KB: the server does not keep every version
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children", encoding="ascii") as handle:
+                kids = {int(part) for part in handle.read().split()}
+        except OSError:
+            kids = set()
+        found |= kids
+        todo += kids
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie of a PID 1 that never reaps
+    except OSError:
+        return False
+
+
+def _gone_within(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+        time.sleep(0.05)
+    return {pid for pid in pids if _running(pid)}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_server_leaves_no_process_behind_whether_it_exits_or_is_killed(tmp_path):
+    """Its lint workers (and multiprocessing's resource tracker) end with it, and a clean exit says nothing
+    about leaked semaphores."""
+    for ending in ("exit", "kill -9"):
+        log = tmp_path / f"stderr-{ending[:4]}.txt"
+        with open(log, "wb") as stderr:
+            wire = Wire(stderr=stderr)
+        try:
+            wire.initialize()
+            uri = (tmp_path / "train.py").as_uri()
+            wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "python", "version": 1, "text": BUGGY}}})
+            _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+            helpers = _descendants(wire.process.pid)
+            assert helpers, "the lint ran in a worker process"
+            if ending == "exit":
+                wire.send({"id": 9, "method": "shutdown", "params": None})
+                wire.response(9)
+                wire.send({"method": "exit", "params": None})
+                assert wire.process.wait(timeout=20) == 0
+            else:
+                wire.process.kill()
+                wire.process.wait()
+            left = _gone_within(helpers, 5)
+            assert not left, f"after {ending}, processes of the server outlived it by 5 s: {sorted(left)}"
+            if ending == "exit":
+                assert "leaked semaphore" not in log.read_text(encoding="utf-8", errors="replace")
+        finally:
+            wire.close()
+
+
+def test_a_lone_surrogate_sent_in_an_edit_is_read_as_a_replacement_character(wire: Wire, tmp_path):
+    """JSON can carry a lone UTF-16 surrogate, which no UTF-8 text can hold: the document keeps U+FFFD in its
+    place (same position), is linted, and fix-all answers with an edit, not an internal error."""
+    wire.initialize()
+    uri = (tmp_path / "train.py").as_uri()
+    wire.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": BUGGY}}})
+    _wait_for(wire, "textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+    end_of_first_line = {"line": 0, "character": 23}
+    wire.send({"method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": 2},
+               "contentChanges": [{"range": {"start": end_of_first_line, "end": end_of_first_line},
+                                   "text": "  # \ud83d"}]}})
+    published = _wait_for(wire, "textDocument/publishDiagnostics",
+                          lambda p: p.get("uri") == uri and p.get("version") == 2)
+    assert [d["code"] for d in published["diagnostics"]] == ["TL501"]
+    origin = {"line": 0, "character": 0}
+    wire.send({"id": 8, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": uri}, "range": {"start": origin, "end": origin},
+        "context": {"diagnostics": [], "only": ["source.fixAll.tapelint"]}}})
+    answer = wire.response(8)
+    assert "error" not in answer, answer
+    (action,) = answer["result"]
+    (edit,) = action["edit"]["changes"][uri]
+    assert "learning_rate" in edit["newText"] and "\ud83d" not in edit["newText"]
+
+
+def test_a_worker_left_holding_much_memory_by_a_deep_document_is_replaced(monkeypatch):
+    """The parse of deeply nested code can leave the worker holding gigabytes after the lint (2.2 GB after
+    1,500 nested brackets); such a worker is retired at once and a fresh one lints what comes next."""
+    from tapelint.config import Config
+    from tapelint.incremental import lint_buffer
+    from tapelint.lsp import LintWorker
+    from tapelint.pools import resident_bytes
+
+    limit = 250 * 1024 * 1024  # 600 nested brackets leave about 400 MB, ordinary files 60-150 MB
+    monkeypatch.setattr(LintWorker, "RECYCLE_BYTES", limit)
+    worker = LintWorker()
+    try:
+        worker.run(lint_buffer, "x = 1\n", "warm.py", Config(), None)
+        (first,) = worker._pool._processes
+        deep = BUGGY + "x = " + "[" * 600 + "]" * 600 + "\n"
+        assert [d.code for d in worker.run(lint_buffer, deep, "deep.py", Config(), None)] == ["TL501"]
+        assert resident_bytes(worker._pool) < limit
+        assert _gone_within({first}, 10) == set(), "the worker that linted the deep document still runs"
+        assert [d.code for d in worker.run(lint_buffer, BUGGY, "next.py", Config(), None)] == ["TL501"]
+    finally:
+        worker.stop()
