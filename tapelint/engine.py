@@ -49,7 +49,7 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
             return []
         return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
-                           f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
+                           f"The file is too complex to analyse ({deep}); the file was not checked", Severity.ERROR)]
     try:
         return guarded(_lint_source, source, path, config, force=force, rules=rules, rule_options=rule_options,
                         cell_lines=cell_lines, prelude=prelude, parse=parse)
