@@ -32,6 +32,7 @@ import inspect
 import os
 import threading
 import types
+from typing import Sequence
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -226,7 +227,7 @@ def _cuts(source: str) -> list[int]:
     return cuts
 
 
-def _clean(lines: tuple | list) -> bool:
+def _clean(lines: Sequence[cst.CSTNode]) -> bool:
     return all(isinstance(line, cst.EmptyLine) and not line.whitespace.value for line in lines)
 
 
