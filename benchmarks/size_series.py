@@ -12,6 +12,9 @@ parse plus libcst's PositionProvider, all measured in the same run (CPU time of 
 of the moment; a ratio is the median of the rounds' own ratios, with their range. Roughly linear growth
 keeps the ratios flat from one size to the next.
 
+"loops": each file is 100, 200, 400, ... copies of one module-level training loop (8 lines) that rebinds the same
+names (issue 28, case 19): `--series loops --sizes 800 1600 3200 6400`.
+
 "ordinary": each file is the correct programs of tests/corpus/ (those declared `# expect: none`, written
 against `tensorflow` and `numpy` alone, setting no global mixed precision policy) one after another, cycling
 through them in a fixed shuffled order, every copy's module-level names suffixed with the copy's number so
@@ -170,6 +173,24 @@ def training_source(lines: int) -> str:
         f"    fit_{i}()\n" for i in range(count))
 
 
+_LOOP = '''model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+opt{i} = tf.keras.optimizers.Adam(learning_rate=0.001)
+loss_fn = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+for x, y in data:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt{i}.apply_gradients(zip(grads, model.trainable_variables))
+'''
+
+
+def loops_source(lines: int) -> str:
+    """A module of about `lines` lines of module-level training loops, each rebinding the same `model`,
+    `loss_fn`, `loss` and `grads` (issue 28: a slice that reached every earlier loop made this quadratic)."""
+    count = max(1, round(lines / _LOOP.count("\n")))
+    return "import tensorflow as tf\n" + "".join(_LOOP.format(i=i) for i in range(count))
+
+
 _CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 # Programs that import anything else (standalone Keras, tf_keras, hub, torch, jax) are left out: in one module
 # their imports would rebind each other's names (`keras`, `layers`).
@@ -270,7 +291,7 @@ def _timed(function) -> float:  # type: ignore[no-untyped-def]
     return _cpu() - start
 
 
-SERIES = {"generated": training_source, "ordinary": ordinary_source}
+SERIES = {"generated": training_source, "ordinary": ordinary_source, "loops": loops_source}
 
 
 def _series(name: str, make_source, sizes: list[int], repeat: int, config) -> None:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from tapelint import registry
-from tapelint.analysis.parsing import parse_module
+from tapelint.analysis.parsing import parse_in_pieces, parse_module
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.config import Config
@@ -49,7 +49,7 @@ def lint_source(source: str, path: str = "<stdin>", config: Config | None = None
         if not registry.code_enabled(*registry.SYNTAX_ERROR, list(config.ignore)):
             return []
         return [Diagnostic(path, 1, 0, 1, 0, *registry.SYNTAX_ERROR,
-                           f"The file cannot be parsed safely ({deep}); the file was not checked", Severity.ERROR)]
+                           f"The file is too complex to analyse ({deep}); the file was not checked", Severity.ERROR)]
     try:
         return guarded(_lint_source, source, path, config, force=force, rules=rules, rule_options=rule_options,
                         cell_lines=cell_lines, prelude=prelude, parse=parse)
@@ -91,7 +91,7 @@ def _lint_source(source: str, path: str = "<stdin>", config: Config | None = Non
         return _syntax_errors_only(source, path, allowed)
     # The steps: parse, instantiate the rules, run them, collect their findings.
     try:
-        module = parse_module(source) if parse is None else parse(source)
+        module = parse_in_pieces(source) if parse is None else parse(source)
     except (cst.ParserSyntaxError, RecursionError) as error:
         return _unparsed(source, path, config, error, allowed, force=force, rules=rules, rule_options=rule_options,
                          cell_lines=cell_lines)

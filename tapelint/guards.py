@@ -2,8 +2,8 @@
 
 A lint runs libcst's parser and the rules' recursive passes over code of any shape. Four guards make a
 file nested too deeply for them one finding (TL000) instead of a crashed or hung run:
-  - `nested_too_deeply`: text no parser should see (thousands of nested brackets or unary operators, a
-    chain of hundreds of calls), refused before it is parsed;
+  - `nested_too_deeply`: text too complex to analyse (nested deeper than Python accepts, long runs of
+    unary operators, a chain of hundreds of calls), refused before it is parsed, in a moment;
   - a worker thread with a large stack, where libcst's native parser cannot overflow the process's own
     (a SIGSEGV, which no `except` catches);
   - a raised recursion limit while a file is linted, so that deep but ordinary code is still analysed and
@@ -85,15 +85,25 @@ os.register_at_fork(after_in_child=_forget_collections_in_child)
 
 # libcst's native parser recurses on the thread's own stack and crashes the whole process (SIGSEGV) past
 # about 1,300 nested brackets or 9,000 nested unary operators on a main thread's 8 MB. Linting runs on one
-# worker thread with a large stack (reserved, not committed: pages are touched only as deep as a file goes),
-# and a file nested far beyond any hand-written code is refused before it reaches the parser.
+# worker thread with a large stack (reserved, not committed: pages are touched only as deep as a file goes).
+# Long before that, its time and memory grow with the square (or the cube) of the nesting of one statement:
+# 10,000 unary minus signs (10 KB) take 190 s and 5.5 GB, 1,000 nested lists 4 s and 830 MB, 2,000 of
+# them 20 s and 3.2 GB. So text nested beyond what Python itself accepts is refused before it is parsed,
+# as too complex to analyse:
+#   - brackets: CPython refuses more than 200 nested ("too many nested parentheses"); text whose brackets
+#     (strings and comments included) nest that deep is refused when CPython refuses it too;
+#   - a run of 1,000 prefix operators (`-`, `+`, `~`, `not`, `await`, `lambda ...:`): 0.2 s and 80 MB in
+#     libcst, growing with the square; CPython refuses a few thousand;
+#   - 500 conditional expressions or `**` in one line (`1 if a else 1 if a else ...`): each nests the rest;
+#   - a chain of 500 calls, attributes or subscripts, whose parse grows with the cube of its length
+#     (`f(1)(1)...`: 1,000 links 1.3 s, 2,000 8 s, 4,000 50 s); hand-written chains have tens of links.
+# The limits are documented in the README ("Limits").
 _STACK_BYTES = 512 * 1024 * 1024
-_MAX_BRACKET_DEPTH = 5000
-_MAX_PREFIX_RUN = 20000
+_MAX_BRACKET_DEPTH = 200
+_MAX_PREFIX_RUN = 1000
 _PREFIX_RUN = re.compile(r"(?:(?:[-+~]|\bnot\b|\bawait\b|\blambda\b[^:\n]*:)\s*){%d,}" % _MAX_PREFIX_RUN)
 _BRACKETS = re.compile(r"[\[\](){}]")
-# libcst's parser takes time that grows with the cube of a chain of calls, attributes or subscripts
-# (`f(1)(1)...`: 1,000 links 1.3 s, 2,000 8 s, 4,000 50 s); hand-written chains have tens of links.
+_MAX_CHAINED = 500
 _MAX_TRAILERS = 500
 _TRAILER_RUN = re.compile(r"(?:\s*(?:\.\s*\w+|\([^()]{0,200}\)|\[[^\[\]]{0,200}\])){%d}" % _MAX_TRAILERS)
 _deep_worker: list = []  # [executor, thread ident], made on first use
@@ -113,23 +123,43 @@ if hasattr(os, "register_at_fork"):
 
 
 def nested_too_deeply(source: str) -> str | None:
-    """Why the parser must not see this text (it would overflow even the large stack), or None. Brackets in
-    strings count too: a text with 5,000 open brackets in a row is not hand-written either way."""
+    """Why the text is too complex for the parser (the limits above), or None. Cheap: counts first, and
+    the scans only where the counts reach a limit."""
     if source.count("(") + source.count("[") + source.count("{") >= _MAX_BRACKET_DEPTH:
         depth = deepest = 0
         for match in _BRACKETS.finditer(source):
             depth += 1 if match.group() in "([{" else -1
-            deepest = max(deepest, depth)
-        if deepest >= _MAX_BRACKET_DEPTH:
-            return f"{deepest} nested brackets"
+            if depth > deepest:
+                deepest = depth
+        if deepest > _MAX_BRACKET_DEPTH and _python_refuses(source):
+            return f"{deepest} nested brackets; Python accepts at most {_MAX_BRACKET_DEPTH}"
     operators = sum(source.count(word) for word in ("-", "+", "~", "not", "await", "lambda"))
     if operators >= _MAX_PREFIX_RUN and _PREFIX_RUN.search(source):  # counting is cheap; the search is not
-        return f"over {_MAX_PREFIX_RUN} nested unary operators"
-    if len(source) >= 2 * _MAX_TRAILERS:
-        long_lines = [line for line in source.splitlines() if len(line) >= 2 * _MAX_TRAILERS]
-        if any(_TRAILER_RUN.search(line) for line in long_lines):
-            return f"a chain of over {_MAX_TRAILERS} calls, attributes or subscripts"
+        return f"a run of over {_MAX_PREFIX_RUN} nested unary operators"
+    if len(source) >= 2 * _MAX_CHAINED:
+        long_lines = [line for line in source.splitlines() if len(line) >= 2 * _MAX_CHAINED]
+        for line in long_lines:
+            if line.count(" else ") >= _MAX_CHAINED and line.count(" if ") >= _MAX_CHAINED:
+                return f"over {_MAX_CHAINED} conditional expressions in one line"
+            if line.count("**") >= _MAX_CHAINED:
+                return f"over {_MAX_CHAINED} chained powers in one line"
+            if len(line) >= 2 * _MAX_TRAILERS and _TRAILER_RUN.search(line):
+                return f"a chain of over {_MAX_TRAILERS} calls, attributes or subscripts"
     return None
+
+
+def _python_refuses(source: str) -> bool:
+    """Whether CPython's own parser refuses the text as nested too deeply (brackets inside strings or
+    comments do not count there)."""
+    try:
+        compile(source, "<tapelint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as error:
+        return "too many nested" in str(error)
+    except (RecursionError, MemoryError):
+        return True
+    except ValueError:
+        return False
+    return False
 
 
 def _on_big_stack(function, *args, **kwargs):  # type: ignore[no-untyped-def]

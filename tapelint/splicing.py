@@ -35,28 +35,10 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
+from tapelint.analysis.parsing import opens_block as opens_block  # tapelint.incremental's too
 from tapelint.prelude import Prelude
 
 Parse = Callable[[str], cst.Module]
-
-_CLAUSES = ("body", "orelse", "handlers", "finalbody")
-
-
-def opens_block(node: cst.CSTNode) -> bool:
-    """Whether a statement holds an indented block (an INDENT token) anywhere in its clauses."""
-    if isinstance(node, (cst.IndentedBlock, cst.Match)):
-        return True
-    if isinstance(node, cst.SimpleStatementLine) or not isinstance(node, cst.CSTNode):
-        return False
-    for name in _CLAUSES:
-        value = getattr(node, name, None)
-        if value is None:
-            continue
-        for part in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(part, cst.CSTNode) and not isinstance(part, cst.SimpleStatementSuite) and opens_block(part):
-                return True
-    return False
-
 
 # The blocks kept, in characters of their text, least recently used first out (a libcst tree takes ~70 bytes a
 # character: ~70 MB at most; keras/src/layers' preludes hold 274k characters of distinct blocks).

@@ -186,3 +186,55 @@ def _report_constructors(queue) -> None:  # type: ignore[no-untyped-def]
         validated = True
     parse_module("x = 1\n")  # the lock is free in the child
     queue.put((restored, validated, parsing._parsing))
+
+
+_PIECES = (
+    "# header\n"
+    "import tensorflow as tf\n"
+    "@tf.function\n"
+    "\n"
+    "# between the decorator and the def\n"
+    "def step(x):\n"
+    "  doc = '''\n"
+    "x = 1  # a line at column 0 inside a string\n"
+    "'''\n"
+    "  return x\n"
+    "  # an indented comment after the block\n"
+    "if x:\n"
+    "    y = 1\n"
+    "else:\n"
+    "    y = 2\n"
+    "z = 1 + \\\n"
+    "3\n"
+    "w = (\n"
+    "1)\n"
+    "class A:\n"
+    "\tdef f(self): pass\n"
+    "\n"
+    "# trailing comment\n"
+)
+
+
+@pytest.mark.parametrize("chars", [1, 20, 60, 10_000])
+def test_a_long_text_parsed_in_pieces_is_the_module_a_whole_parse_gives(chars: int, monkeypatch):
+    # libcst's parser holds ~4 KB a token until it ends (a million lines of `x`: 8 GB); tapelint parses a
+    # long text in pieces. Every place a piece may end is tried here (pieces of one character upwards).
+    from tapelint.analysis import parsing
+
+    monkeypatch.setattr(parsing, "PIECE_CHARS", chars)
+    monkeypatch.setattr(parsing, "_PIECES_FOR", 1)
+    for text in (_PIECES, _PIECES.replace("\tdef f(self): pass", "  def f(self): pass"),
+                 _PIECES.replace("\n", "\r\n"), "x\n" * 50, "x = 1\n" * 20 + "y = (\n"):
+        try:
+            whole = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            with pytest.raises(cst.ParserSyntaxError):
+                parsing.parse_in_pieces(text)
+            continue
+        pieces = parsing.parse_in_pieces(text)
+        assert pieces.deep_equals(whole) and pieces.code == text
+        for name in ("default_indent", "default_newline", "has_trailing_newline", "encoding"):
+            assert getattr(pieces, name) == getattr(whole, name), name
+        for name in ("header", "footer"):
+            ours, theirs = getattr(pieces, name), getattr(whole, name)
+            assert len(ours) == len(theirs) and all(a.deep_equals(b) for a, b in zip(ours, theirs)), name

@@ -231,3 +231,17 @@ def test_long_scripts_of_ordinary_programs_ask_each_program_about_itself(monkeyp
         per_line[lines] = {key: value / source.count("\n") for key, value in counted.items()}
     for key in ("bindings", "parts"):
         assert per_line[8800][key] <= 1.5 * per_line[1100][key], (key, per_line)
+
+
+@pytest.mark.slow
+def test_many_training_loops_in_one_file_lint_in_linear_time():
+    # Each loop rebinds `model`, `loss` and `grads`; the gradient flow's slice used to reach every earlier
+    # loop, so 400 loops took 7x the time per loop of 100 (44 s). Measured as a ratio in one run.
+    lint_source(size_series.loops_source(400), "warmup.py", Config())
+    per_loop = {}
+    for loops in (100, 400):
+        source = size_series.loops_source(8 * loops)
+        seconds, found = _lint_seconds(source, 2)
+        assert not [d for d in found if d.code == "TL999"]
+        per_loop[loops] = seconds / loops
+    assert per_loop[400] / per_loop[100] < 2.0, per_loop

@@ -31,7 +31,7 @@ from tapelint.analysis.walk import contains as walk_contains
 from tapelint.analysis.dtype_names import dtype_name, is_integer
 from tapelint.analysis.facts import Binding, Facts, Scope, arg_value
 from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, last_assignment, values_of
+from tapelint.analysis.values import Kind, last_assignment, reaching_assignments, values_of
 from tapelint.analysis.vocabulary import MODEL_CLASSES, WEIGHT_ATTRIBUTES
 
 _LITERAL_TYPES = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
@@ -179,22 +179,27 @@ class _Flow:
         hundred times) is followed one memoised step at a time. Only the slice: a module of many programs
         would otherwise evaluate every earlier program before each question, and spend on them the
         budget the question has."""
-        pending = [prefix for name in reads for prefix in _prefixes(name)]
-        seen: set[str] = set()
+        # The slice follows reaching definitions, as `name` does: a read at `order` reaches back only to
+        # the bindings it may see (the last one, and earlier ones a conditional last one may not have
+        # replaced), not to every earlier binding of the name. A module that rebinds `model` and `loss`
+        # for each of hundreds of training loops would otherwise put every earlier loop in the slice of
+        # each question, and a file's lint would grow with the square of its loops.
+        pending = [(prefix, order) for name in reads for prefix in _prefixes(name)]
+        seen: set[tuple[str, int]] = set()
         chosen: dict[int, Binding] = {}
         while pending and len(chosen) < 2000:
-            name = pending.pop()
-            if name in seen:
+            name, at = pending.pop()
+            if (name, at) in seen:
                 continue
-            seen.add(name)
-            for binding in self.f.bindings_here(name, scope):
-                if binding.order >= order:
-                    break
-                if id(binding) in chosen:
+            seen.add((name, at))
+            for binding in reaching_assignments(self.f, name, scope, at):
+                if binding.scope is not scope or id(binding) in chosen:
                     continue
                 chosen[id(binding)] = binding
                 read = binding.value if binding.value is not None else self.f.loop_bindings.get(id(binding))
-                pending.extend(prefix for used in names_in(read) for prefix in _prefixes(used))
+                pending.extend((prefix, binding.order) for used in names_in(read) for prefix in _prefixes(used))
+                if binding.augmented:
+                    pending.append((binding.target, binding.order))
         if len(chosen) < self.MAX_NESTING // 2:
             return
         frame = self.frame_for(scope, 0)

@@ -32,6 +32,7 @@ import inspect
 import os
 import threading
 import types
+from typing import Sequence
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -184,3 +185,103 @@ def _body(count: int) -> types.CodeType:
     init = scope["__init__"]
     assert isinstance(init, types.FunctionType)
     return init.__code__
+
+
+# libcst's native parser holds about 4 KB per token while it parses a module, and frees it only when the
+# parse ends: 100,000 lines of `x` peak at 820 MB, a million at 8 GB, although the finished tree takes a
+# tenth of that. A long text is therefore parsed in pieces of whole top-level statements, each piece
+# as a module of its own, and the pieces' statements are spliced into one module: the parser's memory is
+# then that of one piece, and the tree is the one a parse of the whole text gives. The argument is
+# tapelint.incremental's: a piece cut just before a line that starts a statement at column 0 ends, when it
+# parses alone, in a clean state (no open bracket, string or continuation; indentation 0), so a full parse
+# would start a new top-level statement there too. What libcst decides for the whole text is checked, and
+# anything uncertain (a cut that does not parse alone, an indented comment at a piece's end, pieces that
+# infer another newline or indentation) falls back to one parse of the whole text.
+PIECE_CHARS = 50_000
+_PIECES_FOR = 2 * PIECE_CHARS
+_NOT_A_START = ("else", "elif", "except", "finally")
+
+
+def _cuts(source: str) -> list[int]:
+    """Offsets of the lines where a piece of about PIECE_CHARS may end: a line at column 0 that may start
+    a statement (not a comment, a closing bracket or a clause of the statement before it), after a line
+    that is neither a decorator nor continued by a backslash."""
+    cuts = []
+    at = PIECE_CHARS
+    while at < len(source):
+        start = source.find("\n", at)
+        while start != -1 and start + 1 < len(source):
+            line = start + 1
+            first = source[line]
+            previous = source.rfind("\n", 0, start) + 1
+            if (not first.isspace() and first not in "#)]}@\\"
+                    and not source.startswith(_NOT_A_START, line)
+                    and not source[previous:start].rstrip("\r").endswith("\\")
+                    and not source.startswith("@", previous)):
+                break
+            start = source.find("\n", line)
+        if start == -1 or start + 1 >= len(source):
+            break
+        cuts.append(start + 1)
+        at = start + 1 + PIECE_CHARS
+    return cuts
+
+
+def _clean(lines: Sequence[cst.CSTNode]) -> bool:
+    return all(isinstance(line, cst.EmptyLine) and not line.whitespace.value for line in lines)
+
+
+_CLAUSES = ("body", "orelse", "handlers", "finalbody")
+
+
+def opens_block(node: cst.CSTNode) -> bool:
+    """Whether a statement holds an indented block (an INDENT token) anywhere in its clauses."""
+    if isinstance(node, (cst.IndentedBlock, cst.Match)):
+        return True
+    if isinstance(node, cst.SimpleStatementLine) or not isinstance(node, cst.CSTNode):
+        return False
+    for name in _CLAUSES:
+        value = getattr(node, name, None)
+        if value is None:
+            continue
+        for part in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(part, cst.CSTNode) and not isinstance(part, cst.SimpleStatementSuite) and opens_block(part):
+                return True
+    return False
+
+
+def parse_in_pieces(source: str) -> cst.Module:
+    """`parse_module(source)`, for a long text parsed piece by piece (see above). Raises what a parse of
+    the whole text raises."""
+    cuts = _cuts(source) if len(source) >= _PIECES_FOR and not source.startswith("\ufeff") else []
+    if not cuts:
+        return parse_module(source)
+    modules: list[cst.Module] = []
+    start = 0
+    for end in (*cuts, len(source)):
+        try:
+            module = parse_module(source[start:end])
+        except (cst.ParserSyntaxError, RecursionError):
+            return parse_module(source)
+        if (not module.body or (modules and not _clean(module.header))
+                or (end < len(source) and not _clean(module.footer))):
+            return parse_module(source)
+        modules.append(module)
+        start = end
+    first = modules[0]
+    if any(m.default_newline != first.default_newline for m in modules):
+        return parse_module(source)
+    indents = {m.default_indent for m in modules if any(opens_block(s) for s in m.body)}
+    if len(indents) > 1:
+        return parse_module(source)
+    body: list = list(first.body)
+    for before, module in zip(modules, modules[1:]):
+        statements = list(module.body)
+        lead = (*before.footer, *module.header, *statements[0].leading_lines)
+        if len(lead) != len(statements[0].leading_lines):
+            statements[0] = statements[0].with_changes(leading_lines=lead)
+        body.extend(statements)
+    last = modules[-1]
+    return cst.Module(body=body, header=first.header, footer=last.footer, encoding=first.encoding,
+                      default_indent=indents.pop() if indents else first.default_indent,
+                      default_newline=first.default_newline, has_trailing_newline=last.has_trailing_newline)
