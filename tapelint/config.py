@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -15,8 +16,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tapelint import registry
-from tapelint.errors import ConfigError
-from tapelint.files import resolved
+from tapelint.errors import ConfigError, TapelintError
+from tapelint.files import read_bytes, resolved
+
+# A pyproject.toml is a few kilobytes; past this it is not one (and is not read whole).
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__", "build", "dist",
@@ -183,7 +187,11 @@ class ConfigFinder:
 
     def config_file(self, path: Path) -> Path | None:
         current = resolved(path)
-        if current.is_file() or not current.exists():
+        try:
+            mode: int | None = current.stat().st_mode
+        except OSError:  # not there, or in a folder that cannot be read: look from the folder it names
+            mode = None
+        if mode is None or not stat.S_ISDIR(mode):
             current = current.parent
         walked: list[Path] = []
         found: Path | None = None
@@ -207,11 +215,11 @@ class ConfigFinder:
 
 
 def _has_tapelint_table(candidate: Path) -> bool:
-    if not candidate.is_file():
-        return False
+    # Not there, not a regular file, or in a folder that cannot be read (an unreadable folder named on
+    # the command line is reported by the walk, once): no settings here.
     try:
-        text = candidate.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_bytes(candidate, MAX_CONFIG_BYTES).decode("utf-8")
+    except (TapelintError, UnicodeDecodeError):
         return False
     return "tool.tapelint" in text or "[tool]" in text and "tapelint" in text
 
@@ -221,9 +229,9 @@ def load(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(f"cannot read config {path}: {error.strerror or error}") from None
+        raw = read_bytes(path, MAX_CONFIG_BYTES)
+    except TapelintError as error:
+        raise ConfigError(f"config {error}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -165,12 +165,11 @@ class SourceFiles:
             from pathlib import Path
 
             from tapelint.errors import TapelintError
-            from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
+            from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, decode, read_bytes
 
             try:
-                file = Path(path)
-                check_size(path, file.stat().st_size, MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
-                self._texts[path] = decode(file.read_bytes(), path, python=not notebook)
+                data = read_bytes(Path(path), MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
+                self._texts[path] = decode(data, path, python=not notebook)
             except (OSError, TapelintError):
                 self._texts[path] = None
         return self._texts[path]
