@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import stat
 import sys
@@ -309,7 +310,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")
             from tapelint.probe_settings import validate_probe_settings
 
-            values["probe"] = tuple(sorted(validate_probe_settings(value, where).items()))
+            settings = validate_probe_settings(value, where)
+            for name, number in settings.items():
+                _check_number(number, f"probe.{name}", where)
+            values["probe"] = tuple(sorted(settings.items()))
         elif key in rule_names:
             rule_options.append((key, _rule_options(rule_names[key], value, where)))
         else:
@@ -322,6 +326,19 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
 
 
 _OPTION_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+def _check_number(value: Any, key: str, where: str) -> None:
+    """Every number in the settings is a limit, a count or a ratio: finite and above zero, and at most 1
+    where it is a fraction. TOML has `nan` and `inf`, and every comparison with nan is false, so a
+    `nan` limit passed `<= 0` and silently turned its check off. (A default may be infinite, meaning "not
+    judged"; leaving the key out keeps it.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{where}: `{key}` must be a finite number above 0, not {value!r}")
+    if key.endswith("-fraction") and value > 1:
+        raise ConfigError(f"{where}: `{key}` is a fraction and must be at most 1, not {value!r}")
 
 
 def _rule_options(rule: registry.RuleInfo, value: Any, where: str) -> tuple[tuple[str, Any], ...]:
@@ -342,7 +359,6 @@ def _rule_options(rule: registry.RuleInfo, value: Any, where: str) -> tuple[tupl
             raise ConfigError(
                 f"{where}: `{rule.name}.{key}` must be {expected.__name__}, not {type(option_value).__name__}"
             )
-        if isinstance(option_value, float) and option_value <= 0:
-            raise ConfigError(f"{where}: `{rule.name}.{key}` must be positive")
+        _check_number(option_value, f"{rule.name}.{key}", where)
         parsed.append((key, option_value))
     return tuple(parsed)

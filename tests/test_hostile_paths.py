@@ -43,10 +43,24 @@ def test_a_folder_chain_deeper_than_the_recursion_limit_is_walked(tmp_path: Path
     finally:
         os.close(fd)
     (tmp_path / "d" / "d" / "t.py").write_text(BAD, encoding="utf-8")
-    assert len(list(walk(tmp_path))) == 1001
-    result = lint_paths([tmp_path], Config(), jobs=1)
-    assert result.errors == []
-    assert [(Path(d.path).name, d.code) for d in result.diagnostics] == [("t.py", "TL501")]
+    try:
+        assert len(list(walk(tmp_path))) == 1001
+        result = lint_paths([tmp_path], Config(), jobs=1)
+        assert result.errors == []
+        assert [(Path(d.path).name, d.code) for d in result.diagnostics] == [("t.py", "TL501")]
+    finally:
+        _remove_chain(tmp_path / "d")
+
+
+def _remove_chain(top: Path) -> None:
+    """Remove the chain deepest first: pytest's clean-up (shutil.rmtree) recurses, and would fail on it
+    in a later session."""
+    folders = [folder for folder, _, _ in walk(top)]
+    for folder in reversed(folders):
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(folder)
 
 
 def test_the_walk_prunes_subfolders_and_does_not_enter_linked_folders(tmp_path: Path):
