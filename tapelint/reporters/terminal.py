@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import IO
 
 from tapelint.diagnostic import Diagnostic
+from tapelint.reporters.escape import printable
+from tapelint.reporters.text import probe_line
 
 TEXT_FORMATS = ("full", "concise")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -71,10 +73,8 @@ class Paint:
 def header(d: Diagnostic, paint: Paint) -> str:
     """`path:line:col: CODE message [name]`, the concise line, coloured: path bold, code in its severity's colour."""
     place = f":cell {d.cell}:{d.line}:{d.column + 1}" if d.cell is not None else f":{d.line}:{d.column + 1}"
-    line = f"{paint(d.path, _BOLD)}{place}: {paint(d.code, paint.severity(d))} {d.message} [{d.name}]"
-    if d.probe is not None:
-        line += f"\n    probe: {d.probe.status}" + (f": {d.probe.evidence}" if d.probe.evidence else "")
-    return line
+    return (f"{paint(printable(d.path), _BOLD)}{place}: {paint(d.code, paint.severity(d))} {printable(d.message)} "
+            f"[{d.name}]" + probe_line(d))
 
 
 def char_width(char: str) -> int:
