@@ -20,7 +20,7 @@ class InputError(TapelintError):
 
 def say_error(message: str) -> None:
     """One `tapelint: error:` line; the file names in it may hold control characters (escaped here)."""
-    from tapelint.reporters.escape import printable
+    from tapelint.escape import printable
 
     print(f"tapelint: error: {printable(message)}", file=sys.stderr, flush=True)
 

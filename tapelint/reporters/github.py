@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.reporters.escape import printable
+from tapelint.escape import printable
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

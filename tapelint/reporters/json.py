@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from tapelint.diagnostic import Diagnostic
-from tapelint.reporters.escape import unicode_strings
+from tapelint.escape import unicode_strings
 
 SCHEMA_VERSION = 1
 

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from tapelint.diagnostic import Diagnostic
-from tapelint.reporters.escape import xml_text
+from tapelint.escape import xml_text
 from tapelint.reporters.text import location
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.reporters.escape import unicode_strings, unicode_text
+from tapelint.escape import unicode_strings, unicode_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import IO
 
 from tapelint.diagnostic import Diagnostic
-from tapelint.reporters.escape import printable
-from tapelint.reporters.text import probe_line
+from tapelint.escape import printable
 
 TEXT_FORMATS = ("full", "concise")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -74,7 +73,14 @@ def header(d: Diagnostic, paint: Paint) -> str:
     """`path:line:col: CODE message [name]`, the concise line, coloured: path bold, code in its severity's colour."""
     place = f":cell {d.cell}:{d.line}:{d.column + 1}" if d.cell is not None else f":{d.line}:{d.column + 1}"
     return (f"{paint(printable(d.path), _BOLD)}{place}: {paint(d.code, paint.severity(d))} {printable(d.message)} "
-            f"[{d.name}]" + probe_line(d))
+            f"[{d.name}]" + _probe_line(d))
+
+
+def _probe_line(d: Diagnostic) -> str:
+    # As tapelint.reporters.text writes it (which imports this module).
+    if d.probe is None:
+        return ""
+    return f"\n    probe: {printable(d.probe.status)}" + (f": {printable(d.probe.evidence)}" if d.probe.evidence else "")
 
 
 def char_width(char: str) -> int:

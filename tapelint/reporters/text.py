@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from tapelint.diagnostic import Diagnostic
-from tapelint.reporters.escape import printable
+from tapelint.escape import printable
 
 if TYPE_CHECKING:
     from tapelint.reporters.terminal import SourceLoader
