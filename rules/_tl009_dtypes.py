@@ -255,8 +255,16 @@ def integer_variables(facts: Facts, expr: cst.BaseExpression | None, scope: Scop
                 creations = []
                 break
             creations.append((value.node, dtype))
+        # A set of possible values has no order (string hashing changes it from run to run): the
+        # variables are listed as the source creates them, so the message is the same on every run.
+        creations.sort(key=lambda creation: _source_order(facts, creation[0]))
         for node, dtype in creations:
             if id(node) not in seen:
                 seen.add(id(node))
                 found.append((node, dtype))
     return found
+
+
+def _source_order(facts: Facts, call: cst.Call) -> int:
+    site = facts.call_site(call)
+    return site.order if site is not None else -1

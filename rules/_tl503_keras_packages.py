@@ -171,7 +171,13 @@ def packages_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, ord
         packages.add(package_of_value(facts, value))
     if len(packages) != 1 or Package.UNKNOWN in packages:
         return None
-    return packages.pop(), next(iter(found))
+    # The message names one of them: the first the source creates (a set's order changes from run to run).
+    return packages.pop(), min(found, key=lambda value: (_source_order(facts, value), value.cls or ""))
+
+
+def _source_order(facts: Facts, value: Value) -> int:
+    site = facts.call_site(value.node) if isinstance(value.node, cst.Call) else None
+    return site.order if site is not None else -1
 
 
 def tensor_package(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,

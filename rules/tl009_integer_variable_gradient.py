@@ -92,11 +92,20 @@ class IntegerVariableGradient(Rule):
             if not found:
                 continue
             call = f"{grad.tape.name or 'tape'}.{grad.method}"
-            if len(found) == 1:
-                holder, name, why = found[0]
-                self.report(site.node, variable=holder, article=_article(name), dtype=name, why=why, tape=call)
+            holders = list(dict.fromkeys(holder for holder, _, _ in found))  # each named once, in source order
+            dtypes = {dtype for _, dtype, _ in found}
+            if len(holders) == 1 and len(dtypes) == 1:
+                # One variable (maybe created in two places: a class that defines `__init__` twice).
+                name = found[0][1]
+                why = "; ".join(why for _, _, why in found)
+                self.report(site.node, variable=holders[0], article=_article(name), dtype=name, why=why, tape=call)
                 continue
-            names = ", ".join(f"`{holder}`" for holder, _, _ in found[:-1]) + f" and `{found[-1][0]}`"
+            if len(holders) == 1:
+                whys = "; ".join(f"`{dtype}`, {why}" for _, dtype, why in found)
+                self.report(site.node, f"`{holders[0]}` is an integer variable ({whys}): `{call}` returns None for "
+                                       "it, so it never trains")
+                continue
+            names = ", ".join(f"`{holder}`" for holder in holders[:-1]) + f" and `{holders[-1]}`"
             whys = "; ".join(f"`{holder}`: `{dtype}`, {why}" for holder, dtype, why in found)
             self.report(site.node, f"{names} are integer variables ({whys}): `{call}` returns None for them, "
                                    "so they never train")
@@ -217,6 +226,26 @@ class Thresholds:
 """,
             line=13,
             message_contains="`self.cutoffs` is an `int32` variable (created at line 6 with `dtype=tf.int32`)",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+class Thresholds:
+    def __init__(self):
+        self.cutoffs = tf.Variable([1, 2, 3], dtype=tf.int32)
+
+    def __init__(self):
+        self.cutoffs = tf.Variable([1, 2, 3], dtype=tf.int32)
+
+    def update(self, scores, targets):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(scores - tf.cast(self.cutoffs, tf.float32)))
+        return tape.gradient(loss, [self.cutoffs])
+""",
+            line=14,
+            message_contains="`self.cutoffs` is an `int32` variable (created at line 6 with `dtype=tf.int32`; "
+                             "created at line 9 with `dtype=tf.int32`)",
         ),
     ]
 

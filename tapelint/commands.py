@@ -12,7 +12,7 @@ from typing import Callable
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.errors import ConfigError, InputError
+from tapelint.errors import ConfigError, InputError, say_error
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
@@ -143,7 +143,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     if probe_script is not None:
         probe_failed = _probe_and_confirm(result, probe_script, config)
     for error in result.errors:
-        print(f"tapelint: error: {error}", file=sys.stderr)
+        say_error(error)
     if result.files_checked == 0 and not result.errors and "-" not in paths:
         print("tapelint: warning: no Python files or notebooks found in the given paths", file=sys.stderr)
     if statistics:
@@ -281,7 +281,7 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
     for warning in run.warnings:
         print(f"tapelint: warning: {warning}", file=sys.stderr)
     for error in errors:
-        print(f"tapelint: error: {error}", file=sys.stderr)
+        say_error(error)
     files_checked = result.files_checked + (1 if stdin is not None else 0)
     changed = run.changed_files
     fixed = f"{_plural(run.applied, 'finding')} in {_plural(len(changed), 'file')}"

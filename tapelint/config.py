@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -15,8 +17,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tapelint import registry
-from tapelint.errors import ConfigError
-from tapelint.files import resolved
+from tapelint.errors import ConfigError, TapelintError
+from tapelint.files import read_bytes, resolved
+
+# A pyproject.toml is a few kilobytes; past this it is not one (and is not read whole).
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__", "build", "dist",
@@ -183,7 +188,11 @@ class ConfigFinder:
 
     def config_file(self, path: Path) -> Path | None:
         current = resolved(path)
-        if current.is_file() or not current.exists():
+        try:
+            mode: int | None = current.stat().st_mode
+        except OSError:  # not there, or in a folder that cannot be read: look from the folder it names
+            mode = None
+        if mode is None or not stat.S_ISDIR(mode):
             current = current.parent
         walked: list[Path] = []
         found: Path | None = None
@@ -207,11 +216,11 @@ class ConfigFinder:
 
 
 def _has_tapelint_table(candidate: Path) -> bool:
-    if not candidate.is_file():
-        return False
+    # Not there, not a regular file, or in a folder that cannot be read (an unreadable folder named on
+    # the command line is reported by the walk, once): no settings here.
     try:
-        text = candidate.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_bytes(candidate, MAX_CONFIG_BYTES).decode("utf-8")
+    except (TapelintError, UnicodeDecodeError):
         return False
     return "tool.tapelint" in text or "[tool]" in text and "tapelint" in text
 
@@ -221,9 +230,9 @@ def load(path: Path | None) -> Config:
     if path is None:
         return Config()
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(f"cannot read config {path}: {error.strerror or error}") from None
+        raw = read_bytes(path, MAX_CONFIG_BYTES)
+    except TapelintError as error:
+        raise ConfigError(f"config {error}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -301,7 +310,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")
             from tapelint.probe_settings import validate_probe_settings
 
-            values["probe"] = tuple(sorted(validate_probe_settings(value, where).items()))
+            settings = validate_probe_settings(value, where)
+            for name, number in settings.items():
+                _check_number(number, f"probe.{name}", where)
+            values["probe"] = tuple(sorted(settings.items()))
         elif key in rule_names:
             rule_options.append((key, _rule_options(rule_names[key], value, where)))
         else:
@@ -314,6 +326,19 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
 
 
 _OPTION_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+def _check_number(value: Any, key: str, where: str) -> None:
+    """Every number in the settings is a limit, a count or a ratio: finite and above zero, and at most 1
+    where it is a fraction. TOML has `nan` and `inf`, and every comparison with nan is false, so a
+    `nan` limit passed `<= 0` and silently turned its check off. (A default may be infinite, meaning "not
+    judged"; leaving the key out keeps it.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{where}: `{key}` must be a finite number above 0, not {value!r}")
+    if key.endswith("-fraction") and value > 1:
+        raise ConfigError(f"{where}: `{key}` is a fraction and must be at most 1, not {value!r}")
 
 
 def _rule_options(rule: registry.RuleInfo, value: Any, where: str) -> tuple[tuple[str, Any], ...]:
@@ -334,7 +359,6 @@ def _rule_options(rule: registry.RuleInfo, value: Any, where: str) -> tuple[tupl
             raise ConfigError(
                 f"{where}: `{rule.name}.{key}` must be {expected.__name__}, not {type(option_value).__name__}"
             )
-        if isinstance(option_value, float) and option_value <= 0:
-            raise ConfigError(f"{where}: `{rule.name}.{key}` must be positive")
+        _check_number(option_value, f"{rule.name}.{key}", where)
         parsed.append((key, option_value))
     return tuple(parsed)

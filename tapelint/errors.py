@@ -19,7 +19,10 @@ class InputError(TapelintError):
 
 
 def say_error(message: str) -> None:
-    print(f"tapelint: error: {message}", file=sys.stderr, flush=True)
+    """One `tapelint: error:` line; the file names in it may hold control characters (escaped here)."""
+    from tapelint.escape import printable
+
+    print(f"tapelint: error: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def say_internal_error(error: BaseException) -> None:

@@ -7,7 +7,7 @@ import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Iterator, Protocol
 
 from tapelint.errors import InputError
 
@@ -116,10 +116,10 @@ def discover(paths: list[Path], config: Selection, errors: list[str] | None = No
         walked: list[Path] = []
         base = config.relative_path(path)
         base = "" if base == "." else base
-        for folder, subfolders, filenames in os.walk(path, onerror=unreadable):
+        for folder, subfolders, filenames in walk(path, onerror=unreadable):
             folder_path = Path(folder)
             # Relative to the config's folder, built from the walk instead of resolving every entry again;
-            # os.walk does not enter linked folders, so these are the entries' own paths.
+            # the walk does not enter linked folders, so these are the entries' own paths.
             below = os.path.relpath(folder, path)
             here = base if below == "." else posixpath.join(base, Path(below).as_posix())
             subfolders[:] = sorted(
@@ -139,6 +139,36 @@ def discover(paths: list[Path], config: Selection, errors: list[str] | None = No
             if file_path not in ignored:
                 found.setdefault(file_path, SourceFile(file_path, explicit=False))
     return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def walk(top: str | Path, onerror: Callable[[OSError], None] | None = None,
+         ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)`, top-down and without following linked folders, but with a stack instead of
+    recursion: os.walk recurses in Python 3.11, and a folder chain a thousand deep (paths still under
+    PATH_MAX) raised RecursionError and lost the findings of every file. The caller may prune the
+    subfolders list in place, as with os.walk; the kept ones are walked in that order."""
+    pending: list[str] = [os.fspath(top)]
+    while pending:
+        folder = pending.pop()
+        subfolders: list[str] = []
+        filenames: list[str] = []
+        linked: set[str] = set()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        is_folder = entry.is_dir()
+                        if is_folder and entry.is_symlink():
+                            linked.add(entry.name)
+                    except OSError:
+                        is_folder = False
+                    (subfolders if is_folder else filenames).append(entry.name)
+        except OSError as error:
+            if onerror is not None:
+                onerror(error)
+            continue
+        yield folder, subfolders, filenames
+        pending.extend(os.path.join(folder, name) for name in reversed(subfolders) if name not in linked)
 
 
 def git_ignored(folder: Path, files: list[Path]) -> set[Path]:
@@ -221,12 +251,53 @@ def check_size(name: str, size: int, limit: int = MAX_SOURCE_BYTES) -> None:
                          "not checked (generated code or data? exclude it in [tool.tapelint])")
 
 
-def read_text(path: Path) -> str:
+# Kernel and device file systems: their "regular" files (/proc/kmsg) may block on read or never end.
+_SPECIAL_FOLDERS = ("/proc", "/sys", "/dev")
+
+
+def _special(real: str) -> bool:
+    return any(real == folder or real.startswith(folder + "/") for folder in _SPECIAL_FOLDERS)
+
+
+def read_bytes(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, or a one-line InputError. Whether it is regular is asked
+    of the file opened (after its links are followed), not of its name: a `*.py` link to a FIFO, a device
+    or a kernel file (/proc/kmsg is "regular" but blocks) would hang the run. Opened without blocking, and
+    read no further than `limit` allows (a file whose size the system does not know)."""
+    if os.name == "posix" and _special(str(resolved(path))):
+        raise InputError(f"{path}: not a regular file (a kernel or device file, under /proc, /sys or /dev)")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
-        check_size(str(path), path.stat().st_size)
-        data = path.read_bytes()
+        fd = os.open(path, flags)
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    return decode(data, str(path))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"{path}: is a directory")
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path}: not a regular file")
+        check_size(str(path), os.fstat(fd).st_size, limit)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                check_size(str(path), total, limit)
+        return b"".join(chunks)
+    except BlockingIOError:
+        raise InputError(f"{path}: not a regular file (reading it would block)") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> str:
+    return decode(read_bytes(path), str(path))

@@ -177,10 +177,15 @@ class Notebook:
     cells: list[CodeCell]
 
 
-def _source_text(value: object) -> str:
-    if isinstance(value, list):
-        return "".join(part for part in value if isinstance(part, str))
-    return value if isinstance(value, str) else ""
+def _source_text(value: object, name: str, number: int) -> str:
+    """A code cell's `source`: a string or a list of strings (nbformat 4). Anything else (a number, a list
+    holding one) is a malformed notebook: linting the cell as empty would pass it silently."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(part, str) for part in value):
+        return "".join(value)
+    raise InputError(f"{name}: not a valid notebook: the `source` of cell {number} is not a string or a list "
+                     "of strings")
 
 
 def parse_notebook(text: str, name: str) -> Notebook:
@@ -207,7 +212,7 @@ def parse_notebook(text: str, name: str) -> Notebook:
         if not isinstance(cell, dict):
             raise InputError(f"{name}: not a valid notebook: cell {index + 1} is not a JSON object")
         if cell.get("cell_type") == "code":
-            code_cells.append(CodeCell(index + 1, index, _source_text(cell.get("source", ""))))
+            code_cells.append(CodeCell(index + 1, index, _source_text(cell.get("source", ""), name, index + 1)))
     return Notebook(text, data, code_cells)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tapelint.errors import TapelintError
-from tapelint.files import read_text, resolved
+from tapelint.files import read_bytes, read_text, resolved, walk
 from tapelint.prelude import Prelude, Segment
 from tapelint.text import source_lines
 from tapelint.triggers import TF_WORDS, trains
@@ -442,7 +442,7 @@ def _import_table(root: Path) -> list[tuple[Path, str]] | None:
         return kept[1]
     table: list[tuple[Path, str]] | None = []
     files = folders = 0
-    for folder, subfolders, names in os.walk(root):
+    for folder, subfolders, names in walk(root):
         folders += 1
         if folders > MAX_IMPORTER_FOLDERS:
             table = None
@@ -458,8 +458,8 @@ def _import_table(root: Path) -> list[tuple[Path, str]] | None:
                 break
             candidate = Path(folder, name)
             try:
-                text = candidate.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                text = read_bytes(candidate).decode("utf-8", errors="replace")
+            except TapelintError:
                 continue
             if "import" in text:
                 assert table is not None

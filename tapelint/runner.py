@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Callable
 from tapelint import registry
 from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic
-from tapelint.errors import InputError, TapelintError
-from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, check_size, decode, discover,
-                            forget_resolved_folders, resolved)
+from tapelint.errors import TapelintError
+from tapelint.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, SourceFile, decode, discover,
+                            forget_resolved_folders, read_bytes, resolved)
 from tapelint.pools import die_with_parent, kill_pool
 from tapelint.prelude import Prelude
 from tapelint.project import ProjectIndex, forget_import_tables
@@ -53,13 +53,7 @@ def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | N
     """Read a file (a one-line InputError when it cannot be) and work out what its findings depend on."""
     path = source_file.path
     limit = MAX_NOTEBOOK_BYTES if source_file.is_notebook else MAX_SOURCE_BYTES
-    try:
-        check_size(str(path), path.stat().st_size, limit)
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    data = read_bytes(path, limit)
     text = decode(data, str(path), python=not source_file.is_notebook)
     prelude = None
     if project is not None and not source_file.is_notebook:

@@ -41,6 +41,16 @@ def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
+def _link_to_fifo(path: Path) -> None:
+    os.mkfifo(path.with_name("pipe"))
+    path.symlink_to(path.with_name("pipe"))
+
+
+def _link_to_kernel_file(path: Path) -> None:
+    # /proc/kmsg is "regular" and blocks on read (root only); any /proc file has its danger: not a file.
+    path.symlink_to("/proc/kmsg" if os.geteuid() == 0 else "/proc/self/status")
+
+
 def _symlink_loop(path: Path) -> None:
     path.symlink_to(path)
 
@@ -81,9 +91,13 @@ CASES: dict[str, tuple[str, bytes | Callable[[Path], None], str]] = {
     "symlink loop": ("bad.py", _symlink_loop, "error"),
     "folder named x.py": ("bad.py", _folder, "finding-inside"),
     "FIFO named .py": ("bad.py", _fifo, "error"),
+    "link to a FIFO named .py": ("bad.py", _link_to_fifo, "error"),
+    "link to a /proc file named .py": ("bad.py", _link_to_kernel_file, "error"),
     "notebook: broken JSON": ("bad.ipynb", b'{"cells": [', "error"),
     "notebook: cell without source": ("bad.ipynb", _notebook([{"cell_type": "code", "metadata": {}}]).encode(),
                                       "clean"),
+    "notebook: source a number": ("bad.ipynb", _notebook([_code(GOOD), _code(42)]).encode(), "error"),
+    "notebook: source a list holding a number": ("bad.ipynb", _notebook([_code(["x = 1\n", 7])]).encode(), "error"),
     "notebook: source as one string": ("bad.ipynb", _notebook([_code(GOOD)]).encode(), "finding"),
     "notebook: nbformat 3": ("bad.ipynb", json.dumps({"worksheets": [{"cells": [
         {"cell_type": "code", "input": GOOD.splitlines(True), "outputs": []}]}], "nbformat": 3}).encode(),

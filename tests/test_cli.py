@@ -251,6 +251,8 @@ def test_rule_options_change_thresholds(project):
         ("[tool.tapelint]\nkeras-version = 4\n", "`keras-version` must be 2 or 3"),
         ("[tool.tapelint.learning-rate-too-high]\nadaptive-max = 'high'\n", "must be float"),
         ("[tool.tapelint.learning-rate-too-high]\nadaptve-max = 0.1\n", "unknown option `adaptve-max`"),
+        ("[tool.tapelint.learning-rate-too-high]\nadaptive-max = nan\n",
+         "`learning-rate-too-high.adaptive-max` must be a finite number above 0, not nan"),
         ("[tool.tapelint\nselect = []\n", "invalid TOML"),
     ],
 )

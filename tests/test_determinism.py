@@ -70,3 +70,48 @@ def test_the_prelude_of_imported_definitions_is_the_same_whatever_the_hash_seed(
         texts.add(done.stdout)
     assert len(texts) == 1
     assert all(f"def {name}_block" in next(iter(texts)) for name in parts)
+
+
+TWICE_DEFINED = """import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self):
+        self.cutoffs = tf.Variable([1, 2, 3], dtype=tf.int32)
+        self.scale = tf.Variable(2, dtype=tf.int64)
+
+    def __init__(self):
+        self.cutoffs = tf.Variable([1, 2, 3], dtype=tf.int32)
+        self.scale = tf.Variable(2, dtype=tf.int64)
+
+    def update(self, s):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(s * tf.cast(self.cutoffs, tf.float32) * tf.cast(self.scale, tf.float32))
+        return tape.gradient(loss, [self.cutoffs, self.scale])
+"""
+LINT_PROGRAM = """
+import sys
+from tapelint import lint_source
+for d in lint_source(sys.stdin.read(), "m.py"):
+    print(d.code, d.message)
+"""
+
+
+@pytest.mark.slow
+def test_a_message_listing_several_definitions_is_the_same_whatever_the_hash_seed() -> None:
+    """TL009 listed the definitions of an integer variable in a set's order, and named it once per
+    definition (found by benchmarks/fuzz_mutants.py, seed 12)."""
+    outputs = set()
+    for seed in ("0", "1", "4", "6"):
+        done = subprocess.run([sys.executable, "-c", LINT_PROGRAM], input=TWICE_DEFINED, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    found = [line for line in next(iter(outputs)).splitlines() if line.startswith("TL009")]
+    # Listed as the gradient's list names them, each variable's definitions in source order.
+    assert found == ["TL009 `self.cutoffs` and `self.scale` are integer variables (`self.cutoffs`: `int32`, created "
+                     "at line 6 with `dtype=tf.int32`; `self.cutoffs`: `int32`, created at line 10 with "
+                     "`dtype=tf.int32`; `self.scale`: `int64`, created at line 7 with `dtype=tf.int64`; `self.scale`: "
+                     "`int64`, created at line 11 with `dtype=tf.int64`): `tape.gradient` returns None for them, so "
+                     "they never train"]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from tapelint.diagnostic import Diagnostic, Severity
+from tapelint.escape import printable
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Newlines are the workflow command's own escapes; other control characters would reach the log raw.
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _property(text: str) -> str:

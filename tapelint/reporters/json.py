@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 from tapelint.diagnostic import Diagnostic
+from tapelint.escape import unicode_strings
 
 SCHEMA_VERSION = 1
 
@@ -18,7 +19,7 @@ def render_json(diagnostics: list[Diagnostic], files_checked: int = 0, **_: obje
     payload = {
         "version": __version__,
         "schema": SCHEMA_VERSION,
-        "diagnostics": [d.to_dict() for d in diagnostics],
+        "diagnostics": [unicode_strings(d.to_dict()) for d in diagnostics],
         "summary": {
             "files_checked": files_checked,
             "total": len(diagnostics),

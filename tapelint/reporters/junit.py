@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from tapelint.diagnostic import Diagnostic
+from tapelint.escape import xml_text
 from tapelint.reporters.text import location
 
 
@@ -18,13 +19,15 @@ def render_junit(diagnostics: list[Diagnostic], files_checked: int = 0, **_: obj
         ET.SubElement(suite, "testcase", name=f"no findings ({files_checked} files checked)", classname="tapelint")
     for path, group in groupby(sorted(diagnostics, key=Diagnostic.sort_key), key=lambda d: d.path):
         found = list(group)
-        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(found)), failures=str(len(found)),
+        name = xml_text(path)
+        suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(found)), failures=str(len(found)),
                               errors="0", skipped="0")
         for d in found:
             where = f"cell {d.cell}:{d.line}:{d.column + 1}" if d.cell is not None else f"{d.line}:{d.column + 1}"
-            case = ET.SubElement(suite, "testcase", name=f"{d.code} {d.name} at {where}", classname=path,
-                                 file=d.path, line=str(d.line))
-            failure = ET.SubElement(case, "failure", message=d.message, type=d.code)
-            failure.text = f"{location(d)}: {d.code} {d.message} [{d.name}] ({d.severity.value})"
+            case = ET.SubElement(suite, "testcase", name=f"{d.code} {d.name} at {where}", classname=name,
+                                 file=name, line=str(d.line))
+            failure = ET.SubElement(case, "failure", message=xml_text(d.message), type=d.code)
+            # The path as `location` prints it (its control characters already escaped).
+            failure.text = xml_text(f"{location(d)}: {d.code} {d.message} [{d.name}] ({d.severity.value})")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tapelint.diagnostic import Diagnostic, Severity
+from tapelint.escape import unicode_strings, unicode_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -19,7 +20,14 @@ def _uri(path: str) -> str:
             p = p.relative_to(Path.cwd())
         except ValueError:
             return p.as_uri()
-    return quote(p.as_posix())
+    # The bytes of the name, as a URI: a name that is not UTF-8 keeps its bytes (%FF), not a crash.
+    return quote(unicode_text(p.as_posix()).encode("utf-8") if _lone_surrogates(p.as_posix())
+                 else p.as_posix().encode("utf-8", "surrogateescape"))
+
+
+def _lone_surrogates(text: str) -> bool:
+    """Surrogates no byte of a name stands for (not from the file system, which gives U+DC80-U+DCFF)."""
+    return any(0xD800 <= ord(c) <= 0xDFFF and not 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
 def _rule_descriptors() -> list[dict]:
@@ -100,7 +108,7 @@ def render_sarif(diagnostics: list[Diagnostic], files_checked: int = 0, **_: obj
             "tool": {"driver": {"name": "tapelint", "version": __version__, "semanticVersion": __version__,
                                 "rules": rules}},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(d, rule_index) for d in diagnostics],
+            "results": [unicode_strings(_result(d, rule_index)) for d in diagnostics],
             "invocations": [{"executionSuccessful": True,
                              "properties": {"filesChecked": files_checked}}],
         }],

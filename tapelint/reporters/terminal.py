@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import IO
 
 from tapelint.diagnostic import Diagnostic
+from tapelint.escape import printable
 
 TEXT_FORMATS = ("full", "concise")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -71,10 +72,15 @@ class Paint:
 def header(d: Diagnostic, paint: Paint) -> str:
     """`path:line:col: CODE message [name]`, the concise line, coloured: path bold, code in its severity's colour."""
     place = f":cell {d.cell}:{d.line}:{d.column + 1}" if d.cell is not None else f":{d.line}:{d.column + 1}"
-    line = f"{paint(d.path, _BOLD)}{place}: {paint(d.code, paint.severity(d))} {d.message} [{d.name}]"
-    if d.probe is not None:
-        line += f"\n    probe: {d.probe.status}" + (f": {d.probe.evidence}" if d.probe.evidence else "")
-    return line
+    return (f"{paint(printable(d.path), _BOLD)}{place}: {paint(d.code, paint.severity(d))} {printable(d.message)} "
+            f"[{d.name}]" + _probe_line(d))
+
+
+def _probe_line(d: Diagnostic) -> str:
+    # As tapelint.reporters.text writes it (which imports this module).
+    if d.probe is None:
+        return ""
+    return f"\n    probe: {printable(d.probe.status)}" + (f": {printable(d.probe.evidence)}" if d.probe.evidence else "")
 
 
 def char_width(char: str) -> int:
@@ -165,12 +171,11 @@ class SourceFiles:
             from pathlib import Path
 
             from tapelint.errors import TapelintError
-            from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
+            from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, decode, read_bytes
 
             try:
-                file = Path(path)
-                check_size(path, file.stat().st_size, MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
-                self._texts[path] = decode(file.read_bytes(), path, python=not notebook)
+                data = read_bytes(Path(path), MAX_NOTEBOOK_BYTES if notebook else MAX_SOURCE_BYTES)
+                self._texts[path] = decode(data, path, python=not notebook)
             except (OSError, TapelintError):
                 self._texts[path] = None
         return self._texts[path]

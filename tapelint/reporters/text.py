@@ -6,15 +6,17 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from tapelint.diagnostic import Diagnostic
+from tapelint.escape import printable
 
 if TYPE_CHECKING:
     from tapelint.reporters.terminal import SourceLoader
 
 
 def location(d: Diagnostic) -> str:
+    """`path:line:col` (`path:cell N:line:col` in a notebook), the path's control characters escaped."""
     if d.cell is not None:
-        return f"{d.path}:cell {d.cell}:{d.line}:{d.column + 1}"
-    return f"{d.path}:{d.line}:{d.column + 1}"
+        return f"{printable(d.path)}:cell {d.cell}:{d.line}:{d.column + 1}"
+    return f"{printable(d.path)}:{d.line}:{d.column + 1}"
 
 
 def summary(diagnostics: list[Diagnostic], files_checked: int, errors: int = 0) -> str:
@@ -60,7 +62,11 @@ def render_text(diagnostics: list[Diagnostic], files_checked: int = 0, *, quiet:
 
 
 def _concise(d: Diagnostic) -> str:
-    line = f"{location(d)}: {d.code} {d.message} [{d.name}]"
-    if d.probe is not None:
-        line += f"\n    probe: {d.probe.status}" + (f": {d.probe.evidence}" if d.probe.evidence else "")
-    return line
+    return f"{location(d)}: {d.code} {printable(d.message)} [{d.name}]" + probe_line(d)
+
+
+def probe_line(d: Diagnostic) -> str:
+    """The probe's verdict on its own indented line, or nothing."""
+    if d.probe is None:
+        return ""
+    return f"\n    probe: {printable(d.probe.status)}" + (f": {printable(d.probe.evidence)}" if d.probe.evidence else "")
