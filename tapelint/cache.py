@@ -213,34 +213,26 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 
 def read_entry(entry: Path) -> Any:
     """The JSON value of a cache entry, or None: when there is none, and when it is not to be trusted, which
-    also removes it. Only a regular file is read: a symbolic link is not followed (`/dev/zero` would never
-    end), a FIFO or a device is not opened for more than a look (O_NONBLOCK: a FIFO without a writer would
-    hang the run), at most `MAX_ENTRY_BYTES` are read, and JSON nested past Python's recursion limit is a
-    miss, not an error. The values are checked by the caller."""
+    also removes it. Only a regular file is read: a symbolic link is not followed (O_NOFOLLOW: one to
+    `/dev/zero` would never end), a FIFO is opened without waiting for a writer (O_NONBLOCK) and, like a
+    device, never read (fstat), at most `MAX_ENTRY_BYTES` are read, and JSON nested past Python's recursion
+    limit is a miss, not an error. The caller checks the values."""
     try:
-        if not stat.S_ISREG(os.lstat(entry).st_mode):
-            _discard(entry)  # never opened: opening some devices does something
-            return None
         handle = os.open(entry, _OPEN_FLAGS)
     except FileNotFoundError:
         return None
     except OSError:
-        _discard(entry)  # a symbolic link put there since the look (ELOOP), or not readable
+        _discard(entry)  # a symbolic link (ELOOP), or an entry that cannot be read
         return None
     try:
         status = os.fstat(handle)
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_ENTRY_BYTES:
             data = None
         else:
-            chunks: list[bytes] = []
-            size = 0
-            while size <= MAX_ENTRY_BYTES:
-                chunk = os.read(handle, MAX_ENTRY_BYTES + 1 - size)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            data = b"".join(chunks) if size <= MAX_ENTRY_BYTES else None
+            # One read: a short one (the file cut since the fstat) gives JSON that does not decode, a miss.
+            data = os.read(handle, status.st_size + 1)
+            if len(data) > status.st_size:
+                data = None  # grown since the fstat: not an entry written whole by a rename
     except OSError:
         data = None
     finally:
@@ -324,8 +316,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # In a fix's replacement text (code): the same, less tab, line feed, carriage return and form feed.
 _CODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _FIELDS = frozenset({"l", "c", "n", "m", "s", "k", "p", "cell", "f", "x"})
-_SEVERITIES = frozenset(s.value for s in Severity)
-_CONFIDENCES = frozenset(c.value for c in Confidence)
+_SEVERITIES = {s.value: s for s in Severity}
+_CONFIDENCES = {c.value: c for c in Confidence}
 MAX_FINDINGS = 100_000
 MAX_LINE = 1 << 26  # no file within tapelint's size limits has more lines or longer lines than this
 MAX_TEXT = 100_000  # characters of a message, a title, a path
@@ -387,12 +379,13 @@ def _from_json(item: Any, path: str, lines: int) -> Diagnostic:
     if not (type(place) is list and len(place) == 4):
         raise _Invalid
     line, column, end_line, end_column = place
-    if not (_is_int(line, 0, own_lines) and _is_int(end_line, line, own_lines)
-            and _is_int(column, 0, MAX_LINE) and _is_int(end_column, 0, MAX_LINE)):
+    if not (type(line) is int and type(end_line) is int and type(column) is int and type(end_column) is int
+            and 0 <= line <= end_line <= own_lines and 0 <= column <= MAX_LINE and 0 <= end_column <= MAX_LINE):
         raise _Invalid
     if not (type(code) is str and _CODE.fullmatch(code) and type(name) is str and len(name) <= 100
-            and _NAME.fullmatch(name) and _is_text(message) and message
-            and severity in _SEVERITIES and confidence in _CONFIDENCES):
+            and _NAME.fullmatch(name) and type(message) is str and 0 < len(message) <= MAX_TEXT
+            and not _CONTROL.search(message) and type(severity) is str and severity in _SEVERITIES
+            and type(confidence) is str and confidence in _CONFIDENCES):
         raise _Invalid
     fix = None
     if "f" in item:
@@ -409,8 +402,8 @@ def _from_json(item: Any, path: str, lines: int) -> Diagnostic:
         extra = tuple((key, value) for key, value in pairs)
     return Diagnostic(
         path=other, line=line, column=column, end_line=end_line, end_column=end_column,
-        code=code, name=name, message=message, severity=Severity(severity),
-        confidence=Confidence(confidence), fix=fix, cell=cell, extra=extra,
+        code=code, name=name, message=message, severity=_SEVERITIES[severity],
+        confidence=_CONFIDENCES[confidence], fix=fix, cell=cell, extra=extra,
     )
 
 
