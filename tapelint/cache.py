@@ -189,9 +189,11 @@ class Summaries:
 
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
-        self.code = _code_fingerprint()  # how modules are summarised is tapelint's code too
+        self.code: str | None = None  # how modules are summarised is tapelint's code too (worked out when asked)
 
     def _entry(self, key: str) -> Path:
+        if self.code is None:
+            self.code = _code_fingerprint()
         digest = _digest(f"{self.code}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
         return self.cache.folder / f"v{FORMAT}" / "modules" / digest[:2] / f"{digest[2:]}.json"
 
