@@ -108,7 +108,11 @@ class Cache:
     def for_config(cls, config: Config) -> "Cache":
         return cls(default_dir(config))
 
-    def key(self, config: Config, path: Path, explicit: bool, data: bytes, prelude: str | None) -> str:
+    def key(self, config: Config, path: Path, explicit: bool, data: bytes, prelude: str | None,
+            modules: dict[str, str] | None = None) -> str:
+        """The key of a file's findings: the settings, the file's path and bytes, and the prelude it is linted
+        with, with the hash of the bytes of each module the prelude was built from (`modules`, path -> hash:
+        the whole module counts, its suppression comments too, not only the lines taken into the prelude)."""
         settings = self._settings.get(config)
         if settings is None:
             settings = self._settings[config] = settings_key(config)
@@ -117,6 +121,8 @@ class Cache:
         digest.update(_digest(data).digest())
         if prelude is not None:
             digest.update(b"\0prelude\0" + prelude.encode("utf-8", "surrogatepass"))
+        for module, module_digest in sorted((modules or {}).items()):
+            digest.update(b"\0module\0" + module.encode("utf-8", "surrogatepass") + b"\0" + module_digest.encode())
         return digest.hexdigest()
 
     def _entry(self, key: str) -> Path:

@@ -56,6 +56,7 @@ class ModuleSummary:
     # `import X as y` at top level: local name -> absolute module
     modules: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
+    digest: str = ""  # the hash of the bytes it was summarised from
 
     def to_json(self) -> dict:
         """What the store keeps: what `ast` found. The lines are the module's own, read again with its bytes."""
@@ -217,6 +218,8 @@ class ProjectIndex:
             return known[1]
         self._summaries[place] = (digest, None)  # an import cycle reads it as absent
         result = self._summary_of(path, root, data, f"{place[0]}:{digest}:{place[1]}")
+        if result is not None:
+            result.digest = digest
         self._summaries[place] = (digest, result)
         return result
 
@@ -458,7 +461,8 @@ class _Builder:
             return None
         parts.extend(self.aliases)
         line += len(self.aliases)
-        return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin))
+        digests = {str(summary.path): summary.digest for summary in self.order if str(summary.path) in self.chosen}
+        return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin), digests)
 
 
 # ----------------------------------------------------------------------------- who imports a module

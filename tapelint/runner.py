@@ -66,7 +66,8 @@ def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | N
         prelude = project.prelude(path, text)
     work = Work(source_file, text, config, prelude)
     if cache is not None and cache.worth_caching(data, _reaches_engine(work)):
-        work.key = cache.key(config, path, source_file.explicit, data, prelude.text if prelude is not None else None)
+        work.key = cache.key(config, path, source_file.explicit, data, prelude.text if prelude is not None else None,
+                             prelude.digests if prelude is not None else None)
     return work
 
 

@@ -290,6 +290,26 @@ def test_a_long_lived_index_reads_a_module_again_after_an_edit_that_keeps_its_si
     assert "softmax" in before.text and "softmax" not in after.text
 
 
+def test_a_suppression_added_outside_the_lines_a_prelude_takes_from_a_module_is_seen(tmp_path):
+    """A cached result rests on the whole of each module its prelude came from (its `# tapelint: noqa`
+    comments too), not only on the lines taken into the prelude."""
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    models = tmp_path / "pkg" / "models.py"
+    models.write_text('import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n'
+                      "loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import tensorflow as tf\nfrom .models import model, loss_fn\n\noptimizer = tf.keras.optimizers.Adam(1e-3)\n\n\n"
+        "def train_step(x, y):\n    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n"
+        "    grads = tape.gradient(loss, model.trainable_variables)\n"
+        "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n")
+    found = run(tmp_path)
+    assert [(Path(d.path).name, d.code) for d in found.diagnostics] == [("models.py", "TL101")]
+    models.write_text(models.read_text() + "# tapelint: noqa\n")  # a comment line: in no statement's lines
+    assert codes(run(tmp_path)) == []
+
+
 # --- nothing read from the cache folder is trusted
 
 def _result_entries(project: Path) -> list[Path]:
