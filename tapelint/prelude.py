@@ -35,6 +35,8 @@ class Prelude:
     segments: list[Segment]
     # module file -> the line of the linting file's import that brought it in
     origin: dict[str, int] = field(default_factory=dict)
+    # module file -> the hash of the bytes it was read from (what a cached result of the file rests on)
+    digests: dict[str, str] = field(default_factory=dict)
 
     def locate(self, line: int) -> tuple[Segment, int] | None:
         for segment in self.segments:

@@ -18,10 +18,15 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
+
+try:  # CPython's own BLAKE2, as tapelint.cache (hashlib loads OpenSSL, about 10 ms of start-up)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b as _blake2b
 
 from tapelint.errors import TapelintError
-from tapelint.files import read_bytes, read_text, resolved, walk
+from tapelint.files import MAX_SOURCE_BYTES, decode, read_bytes, resolved, walk
 from tapelint.prelude import Prelude, Segment
 from tapelint.text import source_lines
 from tapelint.triggers import TF_WORDS, trains
@@ -51,29 +56,66 @@ class ModuleSummary:
     # `import X as y` at top level: local name -> absolute module
     modules: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
+    digest: str = ""  # the hash of the bytes it was summarised from
 
     def to_json(self) -> dict:
-        return {"path": str(self.path), "name": self.name, "lines": self.lines,
-                "statements": [[first, last, sorted(bound), sorted(read)] for first, last, bound, read in self.statements],
+        """What the store keeps: what `ast` found. The lines are the module's own, read again with its bytes."""
+        return {"statements": [[first, last, sorted(bound), sorted(read)] for first, last, bound, read in self.statements],
                 "imported": {k: list(v) for k, v in self.imported.items()}, "modules": self.modules,
                 "star_imports": self.star_imports}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ModuleSummary":
-        return cls(Path(data["path"]), data["name"], list(data["lines"]),
-                   [(first, last, set(bound), set(read)) for first, last, bound, read in data["statements"]],
-                   {k: (v[0], v[1]) for k, v in data["imported"].items()}, dict(data["modules"]),
-                   list(data["star_imports"]))
+    def from_json(cls, data: object, path: Path, name: str, lines: list[str]) -> "ModuleSummary":
+        """The summary `to_json` stored for the module at `path`, whose text is `lines`; a ValueError when the
+        data is not exactly what `to_json` writes (a tampered or foreign entry is read as a miss)."""
+        if not (type(data) is dict and data.keys() == {"statements", "imported", "modules", "star_imports"}):
+            raise ValueError("not a module summary")
+        statements, imported, modules, star = data["statements"], data["imported"], data["modules"], data["star_imports"]
+        if not (type(statements) is list and type(imported) is dict and type(modules) is dict and type(star) is list):
+            raise ValueError("not a module summary")
+        summary = cls(path, name, lines)
+        for statement in statements:
+            if not (type(statement) is list and len(statement) == 4):
+                raise ValueError("not a statement")
+            first, last, bound, read = statement
+            if not (type(first) is int and type(last) is int and 1 <= first <= last <= len(lines)
+                    and _are_names(bound) and _are_names(read)):
+                raise ValueError("not a statement")
+            summary.statements.append((first, last, set(bound), set(read)))
+        for local, target in imported.items():
+            if not (_is_name(local) and type(target) is list and len(target) == 2 and _is_name(target[0])
+                    and _is_name(target[1])):
+                raise ValueError("not an import")
+            summary.imported[local] = (target[0], target[1])
+        for local, module in modules.items():
+            if not (_is_name(local) and _is_name(module)):
+                raise ValueError("not an import")
+            summary.modules[local] = module
+        if not _are_names(star):
+            raise ValueError("not an import")
+        summary.star_imports = list(star)
+        return summary
+
+
+def _is_name(value: object) -> bool:
+    """A name or a dotted module name as `ast` gives them (no module of tapelint's bounds has a longer one)."""
+    return type(value) is str and 0 < len(value) <= 1000
+
+
+def _are_names(values: object) -> bool:
+    return type(values) is list and len(values) <= 100_000 and all(_is_name(v) for v in values)
 
 
 class SummaryStore(Protocol):
     """Where summaries outlive the process (the result cache's `Summaries` is one): `get(key)` /
-    `put(key, data)` with JSON-able data, keyed by the module's resolved path, modification time, size and
-    root."""
+    `put(key, data)` with JSON-able data, keyed by the module's resolved path, the hash of its bytes and its
+    root; `drop(key)` removes an entry whose data is not what was put."""
 
     def get(self, key: str) -> dict | None: ...
 
     def put(self, key: str, data: dict) -> None: ...
+
+    def drop(self, key: str) -> None: ...
 
 
 def package_root(path: Path) -> Path:
@@ -100,7 +142,8 @@ class ProjectIndex:
 
     def __init__(self, store: SummaryStore | None = None) -> None:
         self.store = store
-        self._summaries: dict[str, ModuleSummary | None] = {}
+        # (resolved path, root) -> (hash of the bytes it was summarised from, summary)
+        self._summaries: dict[tuple[str, str], tuple[str, ModuleSummary | None]] = {}
         self._listings: dict[tuple[str, int], frozenset[str]] = {}
 
     # --- finding modules
@@ -156,28 +199,46 @@ class ProjectIndex:
         return any(name in source for name in self.top_level_names(root))
 
     def summary(self, path: Path, root: Path) -> ModuleSummary | None:
-        """The module's summary, read again when the file changed (the editor server lives long)."""
+        """The module's summary, kept under the hash of the module's bytes, never its size and modification
+        time: an edit that keeps both (`cp -p`, `rsync -t`, `tar x`, a coarse clock) is read again all the same,
+        in this process (the editor server lives long) and in the store. Reading and hashing a module costs
+        microseconds; parsing it, milliseconds."""
         try:
-            stat = path.stat()
-        except OSError:
+            data = read_bytes(path, MAX_SOURCE_BYTES)  # a regular file only, and no further than the limit
+        except TapelintError:
             return None
-        key = f"{resolved(path)}:{stat.st_mtime_ns}:{stat.st_size}"
-        if key in self._summaries:
-            return self._summaries[key]
-        self._summaries[key] = None  # an import cycle reads it as absent
-        stored_key = f"{key}:{root}"
-        result = None
+        digest = _blake2b(data, digest_size=32).hexdigest()
+        place = (str(resolved(path)), str(root))
+        known = self._summaries.get(place)
+        if known is not None and known[0] == digest:
+            return known[1]
+        self._summaries[place] = (digest, None)  # an import cycle reads it as absent
+        result = self._summary_of(path, root, data, f"{place[0]}:{digest}:{place[1]}")
+        if result is not None:
+            result.digest = digest
+        self._summaries[place] = (digest, result)
+        return result
+
+    def _summary_of(self, path: Path, root: Path, data: bytes, stored_key: str) -> ModuleSummary | None:
+        try:
+            text = decode(data, str(path))
+        except TapelintError:
+            return None
+        lines = source_lines(text)
+        if len(lines) > MAX_MODULE_LINES:
+            return None
+        name = module_name(path, root) or path.stem
         stored = self.store.get(stored_key) if self.store is not None else None
-        if stored is not None:
-            try:
-                summary = stored["summary"]
-                result = ModuleSummary.from_json(summary) if summary is not None else None
-                self._summaries[key] = result
-                return result
-            except (KeyError, TypeError, ValueError):
-                result = None
-        result = _summarise(path, root)
-        self._summaries[key] = result
+        if stored is not None and self.store is not None:
+            if stored.keys() == {"summary"}:
+                if stored["summary"] is None:
+                    return None
+                try:
+                    return ModuleSummary.from_json(stored["summary"], path, name, lines)
+                except ValueError:
+                    pass
+            self.store.drop(stored_key)  # not what this version writes: summarise again, and store afresh
+        result = _summarise(path, root, text, lines)
         if self.store is not None:
             self.store.put(stored_key, {"summary": result.to_json() if result is not None else None})
         return result
@@ -191,12 +252,10 @@ class ProjectIndex:
         key = f"imports:{own}:{int(is_package)}:{source}"
         stored = self.store.get(key)
         if stored is not None:
-            try:
-                found = stored["imports"]
-                return None if found is None else [(str(m), None if n is None else str(n), str(a), int(line))
-                                                   for m, n, a, line in found]
-            except (KeyError, TypeError, ValueError):
-                pass
+            kept = _imports_from_json(stored)
+            if kept is not False:
+                return kept
+            self.store.drop(key)
         found = _from_imports(source, own, is_package)
         self.store.put(key, {"imports": found})
         return found
@@ -217,6 +276,27 @@ class ProjectIndex:
             builder.line = line
             builder.want(module, name, local, depth=0)
         return builder.build()
+
+
+def _imports_from_json(stored: dict) -> list[tuple[str, str | None, str, int]] | None | Literal[False]:
+    """The imports `_imports` stored, or False when the data is not exactly what it writes."""
+    if stored.keys() != {"imports"}:
+        return False
+    found = stored["imports"]
+    if found is None:
+        return None
+    if type(found) is not list:
+        return False
+    out: list[tuple[str, str | None, str, int]] = []
+    for item in found:
+        if not (type(item) is list and len(item) == 4):
+            return False
+        module, name, local, line = item
+        if not (_is_name(module) and (name is None or _is_name(name)) and _is_name(local)
+                and type(line) is int and line >= 1):
+            return False
+        out.append((module, name, local, line))
+    return out
 
 
 def _from_imports(source: str, own: str, is_package: bool) -> list[tuple[str, str | None, str, int]] | None:
@@ -253,14 +333,9 @@ def _absolute(module: str | None, level: int, own: str, is_package: bool) -> str
     return ".".join(parts) if parts else None
 
 
-def _summarise(path: Path, root: Path) -> ModuleSummary | None:
-    try:
-        text = read_text(path)
-    except TapelintError:
-        return None
-    lines = source_lines(text)
-    if len(lines) > MAX_MODULE_LINES:
-        return None
+def _summarise(path: Path, root: Path, text: str, lines: list[str]) -> ModuleSummary | None:
+    """What `ast` finds in the module at `path`, whose text is `text` and lines `lines`; None when it does not
+    parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -310,12 +385,16 @@ class _Builder:
         self.total = 0
         self.line = 0  # the line of the import being followed
         self.origin: dict[str, int] = {}
+        self.modules: dict[str, ModuleSummary | None] = {}
 
     def _module(self, name: str) -> ModuleSummary | None:
+        """The module `name`'s summary, read once per prelude (each read hashes the file's bytes)."""
+        if name in self.modules:
+            return self.modules[name]
         path = self.index.find(name, self.root)
-        if path is None:
-            return None
-        return self.index.summary(path, self.root)
+        summary = None if path is None else self.index.summary(path, self.root)
+        self.modules[name] = summary
+        return summary
 
     def want(self, module: str, name: str | None, local: str, depth: int) -> None:
         if depth > MAX_DEPTH or self.total > MAX_PRELUDE_LINES or module.partition(".")[0] in FRAMEWORK_PACKAGES:
@@ -378,7 +457,8 @@ class _Builder:
             return None
         parts.extend(self.aliases)
         line += len(self.aliases)
-        return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin))
+        digests = {str(summary.path): summary.digest for summary in self.order if str(summary.path) in self.chosen}
+        return Prelude("\n".join(parts) + "\n", line - 1, segments, dict(self.origin), digests)
 
 
 # ----------------------------------------------------------------------------- who imports a module

@@ -58,10 +58,11 @@ def read_work(source_file: SourceFile, config: Config, project: ProjectIndex | N
     prelude = None
     if project is not None and not source_file.is_notebook:
         prelude = project.prelude(path, text)
-    key = None
-    if cache is not None:
-        key = cache.key(config, path, source_file.explicit, data, prelude.text if prelude is not None else None)
-    return Work(source_file, text, config, prelude, key)
+    work = Work(source_file, text, config, prelude)
+    if cache is not None and cache.worth_caching(data, _reaches_engine(work)):
+        work.key = cache.key(config, path, source_file.explicit, data, prelude.text if prelude is not None else None,
+                             prelude.digests if prelude is not None else None)
+    return work
 
 
 def _rests_on_other_modules(work: Work, found: list[Diagnostic]) -> bool:
@@ -211,7 +212,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
         except TapelintError as error:
             result.errors.append(str(error))
             continue
-        answered = cache.get(work.key, str(source_file.path)) if cache is not None and work.key else None
+        answered = cache.get(work.key, str(source_file.path), work.text) if cache is not None and work.key else None
         if answered is None:
             pending.append(work)
         else:
