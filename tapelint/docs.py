@@ -366,6 +366,27 @@ def explain(key: str) -> str:
 # --- `python -m tapelint.docs`: its own entry point, so that this module never imports the commands ---
 
 
+def _refresh_rule_index(root: Path) -> None:
+    """Write the rule index first when it is stale: the docs run each rule's examples through a config, whose
+    selectors are checked against the index, so a new rule's examples need it up to date."""
+    import importlib
+
+    import tapelint.rule_index
+
+    path = root / RULE_INDEX
+    if not path.is_file() or path.resolve() != Path(tapelint.rule_index.__file__).resolve():
+        return  # another checkout's index: written with the other files, and not the one this run reads
+    text = registry.index_text(registry.all_rules())
+    if path.read_text(encoding="utf-8") == text:
+        return
+    from tapelint.atomic import write_atomic
+
+    write_atomic(path, text)
+    importlib.reload(tapelint.rule_index)
+    registry.index.cache_clear()
+    registry.rules_for.cache_clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m tapelint.docs --write|--check`: regenerate (or check) docs/rules.md and the README table."""
     import argparse
@@ -377,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
     args = parser.parse_args(argv)
     root = args.root or default_root()
+    if args.write:
+        _refresh_rule_index(root)
     try:
         expected = expected_files(root)
     except (OSError, ValueError) as error:

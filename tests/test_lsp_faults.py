@@ -276,13 +276,15 @@ def test_a_worker_left_holding_much_memory_by_a_deep_document_is_replaced(monkey
     from tapelint.lsp import LintWorker
     from tapelint.pools import resident_bytes
 
-    limit = 250 * 1024 * 1024  # 600 nested brackets leave about 400 MB, ordinary files 60-150 MB
+    # Ten lines of 190 nested brackets (under the 200 that makes a text too complex to analyse) leave about
+    # 360 MB; ordinary files 60-150 MB.
+    limit = 250 * 1024 * 1024
     monkeypatch.setattr(LintWorker, "RECYCLE_BYTES", limit)
     worker = LintWorker()
     try:
         worker.run(lint_buffer, "x = 1\n", "warm.py", Config(), None)
         (first,) = worker._pool._processes
-        deep = BUGGY + "x = " + "[" * 600 + "]" * 600 + "\n"
+        deep = BUGGY + ("x = " + "[" * 190 + "]" * 190 + "\n") * 10
         assert [d.code for d in worker.run(lint_buffer, deep, "deep.py", Config(), None)] == ["TL501"]
         assert resident_bytes(worker._pool) < limit
         assert _gone_within({first}, 10) == set(), "the worker that linted the deep document still runs"
