@@ -24,16 +24,15 @@ import libcst as cst
 from tapelint.analysis.constants import boolean, string
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.names import dotted
-from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo
+from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo, layer_class
 from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
-from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
+from tapelint.analysis.labels import LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import (
     Compile, KerasModel, compile_for, compiles, model_reader, sequential_width_layer,
 )
 from tapelint.analysis.outputs import UNIT_LAYERS, layer_units
 from tapelint.analysis.shapes import shape_of
 from tapelint.analysis.values import Kind, values_of
-from tapelint.analysis.keras import layer_class
 
 
 class LossKind(str, enum.Enum):
@@ -314,15 +313,6 @@ def meetings(facts: Facts) -> list[Meeting]:
     return facts.cached("heads.meetings", compute)
 
 
-def classes_of(meeting: Meeting) -> int | None:
-    """How many classes the targets have, when labels.py proved it."""
-    return meeting.targets.classes
-
-
-def is_class_labels(info: LabelInfo) -> bool:
-    return info.encoding in (Encoding.ONE_HOT, Encoding.INTEGER)
-
-
 def single_unit_multiclass(facts: Facts) -> dict[int, Meeting]:
     """The one-unit output layers whose loss or targets need several classes, by `id` of the layer node:
     a categorical cross-entropy on one unit (always 0), or a binary or sparse categorical cross-entropy on
@@ -336,7 +326,7 @@ def single_unit_multiclass(facts: Facts) -> dict[int, Meeting]:
             if head.units != 1 or head.node is None:
                 continue
             kind = meeting.loss.kind
-            classes = classes_of(meeting)
+            classes = meeting.targets.classes
             if kind is LossKind.CATEGORICAL or (
                     kind in (LossKind.BINARY, LossKind.SPARSE) and classes is not None and classes > 2):
                 found.setdefault(id(head.node), meeting)
