@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.constants import string
-from tapelint.analysis.heads import Head
+from tapelint.analysis.heads import Head, Meeting
 from tapelint.rule import PendingFix, Rule
 
 
@@ -20,6 +20,22 @@ def replace_string(node: cst.CSTNode | None, old: str | None, new: str, title: s
         return None
     quote = node.value[-1]
     return PendingFix(title, False, [(node, f"{quote}{new}{quote}")])
+
+
+def causes(meeting: Meeting, *, head: bool = False, loss: bool = False,
+           targets: bool = False) -> list[tuple[cst.CSTNode | None, str]]:
+    """The places a finding's cause lies, for `Rule.report(related=...)`: the output layer, the loss, where the
+    targets are made (each only where the analysis holds its node; a None is left out by `report`)."""
+    out: list[tuple[cst.CSTNode | None, str]] = []
+    if head:
+        activation = meeting.head.activation
+        known = activation is not None and activation != "<unknown>"
+        out.append((meeting.head.node, f"the `{activation}` output layer" if known else "the output layer"))
+    if loss:
+        out.append((meeting.loss.node, f"the `{meeting.loss.written}` loss"))
+    if targets:
+        out.append((meeting.targets.node, "the targets"))
+    return out
 
 
 def head_where(rule: Rule, head: Head) -> str:

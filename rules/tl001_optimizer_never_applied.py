@@ -99,7 +99,8 @@ class OptimizerNeverApplied(Rule):
             # Another optimizer applying gradients elsewhere is TL002's finding (a leftover), not this one.
             for creation in unapplied:
                 assert creation.holder is not None
-                self.report(creation.node, holder=creation.holder.target, cls=creation.cls, checked=where_checked(facts))
+                self.report(creation.node, holder=creation.holder.target, cls=creation.cls, checked=where_checked(facts),
+                            related=[(site.node, "gradients computed and never applied") for site in dropped[:3]])
         if unapplied:
             return
         for site in dropped:

@@ -91,6 +91,7 @@ class SoftmaxOutputWithFromLogits(Rule):
                 expects="always takes logits" if fed.spec.raw_op else "is built with `from_logits=True`",
                 what=f"{fed.output.activation} probabilities",
                 source=fed.output.description,
+                related=[(fed.output.node, f"the {fed.output.activation or 'activation'}")],
             )
 
     @staticmethod

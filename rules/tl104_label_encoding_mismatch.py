@@ -132,7 +132,7 @@ class LabelEncodingMismatch(Rule):
         actual = "one-hot labels" if info.encoding is Encoding.ONE_HOT else "integer class ids"
         label = cst.Module([]).code_for_node(node) if isinstance(node, cst.BaseExpression) else "labels"
         self.report(node, fix=fix, confidence=confidence, callee=callee, expected=expected, label=label,
-                    actual=actual, evidence=info.evidence)
+                    actual=actual, evidence=info.evidence, related=[(info.node, f"the {actual} made")])
 
     @staticmethod
     def _rename_fix(func: cst.BaseExpression, name: str) -> PendingFix | None:

@@ -94,7 +94,8 @@ class SoftmaxOnSingleUnit(Rule):
                 if id(layer) not in reported and last_axis_units(
                         facts, arg_value(call, 0), site.scope, site.order, through_params=True) == 1:
                     reported.add(id(layer))
-                    self.report(layer if layer is call.func else call, where=f"`{inner_cls}` on a one-unit output")
+                    self.report(layer if layer is call.func else call, where=f"`{inner_cls}` on a one-unit output",
+                                related=[(layer, f"the `{inner_cls}` layer")])
                 continue
             if ACTIVATION_FUNCTIONS.get(site.qualified or "") == "softmax" and id(call) not in reported:
                 if self._explicit_other_axis(call) is False and last_axis_units(
@@ -116,7 +117,8 @@ class SoftmaxOnSingleUnit(Rule):
                 previous = width_layer_before(stack, index)
                 if previous is not None and layer_units(facts, previous[1]) == 1:
                     reported.add(id(held[1]))
-                    self.report(held[1], where=f"`{held[0]}` after a one-unit `{previous[0]}`")
+                    self.report(held[1], where=f"`{held[0]}` after a one-unit `{previous[0]}`",
+                                related=[(previous[1], f"the one-unit `{previous[0]}`")])
 
     def _softmax_layer_applied(self, site: CallSite) -> tuple[str, cst.Call] | None:
         """(class, construction) when the call applies one softmax layer (`Softmax()`, `Activation("softmax")`)."""

@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis.heads import LossKind, Meeting, activation_argument, meetings
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
-from tapelint.rules._heads_family import replace_string
+from tapelint.rules._heads_family import causes, replace_string
 
 
 class SigmoidWithCategoricalLoss(Rule):
@@ -93,7 +93,7 @@ class SigmoidWithCategoricalLoss(Rule):
             seen.add(id(head.node))
             node, fix = self._where(head.node)
             self.report(node, fix=fix, loss=meeting.loss.written, units=int(head.units),
-                        where=self._description(meeting))
+                        where=self._description(meeting), related=causes(meeting, loss=True))
 
     def _description(self, meeting: Meeting) -> str:
         where = self.location(meeting.site.node)

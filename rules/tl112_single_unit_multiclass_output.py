@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tapelint.analysis.heads import LossKind, single_unit_multiclass
+from tapelint.rules._heads_family import causes
 from tapelint.analysis.labels import Encoding
 from tapelint.analysis.facts import arg_value
 from tapelint.diagnostic import Severity
@@ -103,7 +104,8 @@ class SingleUnitMulticlassOutput(Rule):
                 consequence = (f"use {classes} units with `softmax` and a categorical loss" if
                                meeting.loss.kind is LossKind.BINARY else
                                f"class ids above 0 are out of range for one unit; use {classes} units")
-            self.report(where, why=why, consequence=consequence)
+            self.report(where, why=why, consequence=consequence,
+                        related=causes(meeting, loss=True, targets=meeting.loss.kind is not LossKind.CATEGORICAL))
 
     @staticmethod
     def _units_argument(node: cst.CSTNode) -> cst.CSTNode:

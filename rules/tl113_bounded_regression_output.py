@@ -4,7 +4,7 @@ from tapelint.analysis.heads import ACTIVATION_RANGES, LossKind, activation_argu
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
-from tapelint.rules._heads_family import replace_string
+from tapelint.rules._heads_family import causes, replace_string
 
 import libcst as cst
 
@@ -96,7 +96,8 @@ class BoundedRegressionOutput(Rule):
             node: cst.CSTNode = argument if argument is not None else head.node
             fix = replace_string(argument, activation, "linear", "Use a linear output")
             self.report(node, fix=fix, activation=activation, where=head.output.description or "the output layer", low=_bound(low), high=_bound(high),
-                        loss=meeting.loss.written, outside=outside, evidence=targets.evidence or "the targets")
+                        loss=meeting.loss.written, outside=outside, evidence=targets.evidence or "the targets",
+                        related=causes(meeting, targets=True, loss=True))
 
     VALID = [
         Valid(

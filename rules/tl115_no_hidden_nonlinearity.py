@@ -97,14 +97,15 @@ class NoHiddenNonlinearity(Rule):
             found = self._linear_hidden(layers)
             if found is None:
                 continue
-            hidden, output = found
+            hidden, output, output_layer = found
             names = [f"`Dense({units})`" for units, _ in hidden]
             text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
             self.report(hidden[0][1], layers=text, verb="has" if len(names) == 1 else "have",
-                        output=f"Dense({output})")
+                        output=f"Dense({output})", related=[(output_layer, "the output layer")])
 
-    def _linear_hidden(self, layers: list[tuple[str, cst.Call]]) -> tuple[list[tuple[int, cst.Call]], int] | None:
-        """The hidden `Dense` layers (units, construction) and the output's units, when every layer before
+    def _linear_hidden(self, layers: list[tuple[str, cst.Call]]
+                       ) -> tuple[list[tuple[int, cst.Call]], int, cst.Call] | None:
+        """The hidden `Dense` layers (units, construction), the output's units and its construction, when every layer before
         the last `Dense` is affine and each hidden `Dense` is at least as wide as the output."""
         facts = self.facts
         last = max((i for i, (cls, _) in enumerate(layers) if cls == "Dense"), default=None)
@@ -124,7 +125,7 @@ class NoHiddenNonlinearity(Rule):
                 hidden.append((int(units), call))
         if not hidden:
             return None
-        return hidden, int(output_units)
+        return hidden, int(output_units), layers[last][1]
 
     VALID = [
         Valid(

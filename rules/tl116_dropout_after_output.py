@@ -31,6 +31,7 @@ class _Found:
     noise: tuple[str, cst.Call]  # the noise layer applied last
     before: str | None  # the class of the layer it is applied to, when known
     fix: PendingFix | None = None
+    before_node: cst.CSTNode | None = None  # that layer's construction, when known
 
 
 class DropoutAfterOutput(Rule):
@@ -113,7 +114,8 @@ class DropoutAfterOutput(Rule):
             reported.add(id(found.noise[1]))
             before = f"layer (`{found.before}`)" if found.before else "layer"
             self.report(found.noise[1], fix=found.fix, noise=found.noise[0], before=before,
-                        effect=_EFFECTS.get(found.noise[0], "randomly zeroed and rescaled"))
+                        effect=_EFFECTS.get(found.noise[0], "randomly zeroed and rescaled"),
+                        related=[(found.before_node, "the output layer")])
 
     # ----- which models are trained with a loss on their output
     def _trained_models(self) -> list[KerasModel]:
@@ -193,7 +195,8 @@ class DropoutAfterOutput(Rule):
                 and previous.added is None and last.added is None and not previous.conditional):  # type: ignore[union-attr]
             fix = PendingFix(f"Move `{layer[0]}` before the output layer", False,
                              [(previous.node, last.node), (last.node, previous.node)])  # type: ignore[union-attr]
-        return _Found(noise, held[0] if held is not None else None, fix)  # type: ignore[arg-type]
+        return _Found(noise, held[0] if held is not None else None, fix,  # type: ignore[arg-type]
+                      held[1] if held is not None else None)
 
     def _applied_last(self, expr: cst.BaseExpression, scope: Scope, order: int) -> _Found | None:
         """When `expr` is computed by a noise layer applied to a tensor: that layer, and the class of the
@@ -215,7 +218,7 @@ class DropoutAfterOutput(Rule):
         inner = producing_layers(facts, arg_value(application, 0, "inputs"), found[0].scope, found[0].order,
                                  through_params=False)
         before = layer_class(facts, inner[0]) if inner is not None and len(inner) == 1 else None
-        return _Found(layer, before)
+        return _Found(layer, before, before_node=inner[0] if before is not None and inner is not None else None)
 
     VALID = [
         Valid(

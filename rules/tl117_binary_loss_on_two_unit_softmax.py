@@ -4,7 +4,7 @@ from tapelint.analysis.heads import LossKind, meetings
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
-from tapelint.rules._heads_family import head_where, replace_string
+from tapelint.rules._heads_family import causes, head_where, replace_string
 
 
 class BinaryLossOnTwoUnitSoftmax(Rule):
@@ -79,7 +79,7 @@ class BinaryLossOnTwoUnitSoftmax(Rule):
             seen.add(id(node))
             fix = replace_string(node, None, "sparse_categorical_crossentropy", "Use `sparse_categorical_crossentropy`")
             self.report(node, fix=fix, loss=meeting.loss.written, evidence=targets.evidence or "the targets",
-                        where=head_where(self, head))
+                        where=head_where(self, head), related=causes(meeting, head=True, targets=True))
 
     VALID = [
         Valid(

@@ -174,8 +174,13 @@ class FrozenBackbone(Rule):
             if head:  # 0: a feature extractor cut from the backbone; the learning happens elsewhere
                 reasons.append(f"only the {head} weighted layer{'s' if head != 1 else ''} after it can learn")
         detail = "; " + "; ".join(reasons) if reasons else ""
+        related: list[tuple[cst.CSTNode | None, str]] = [(model.construction, f"`{holder}` built")]
+        if nothing_left:
+            related += [(r.node, "its empty `trainable_variables` differentiated")
+                        for r in reads if r.kind == "trainable" and r.trainable is False and not r.inside][:1]
         self.report(binding.target_node, holder=holder, what=what, detail=detail, severity=severity,
-                    confidence=Confidence.HIGH if model.kind == "application" else Confidence.INFERRED)
+                    confidence=Confidence.HIGH if model.kind == "application" else Confidence.INFERRED,
+                    related=related)
 
     @staticmethod
     def _batchnorm_call(facts: Facts, holder: str, model: KerasModel) -> str | None:

@@ -6,8 +6,9 @@ from tapelint.analysis.constants import boolean
 from tapelint.analysis.dataflow import render
 from tapelint.analysis.facts import CallSite, Facts, keyword_arg
 from tapelint.analysis.gradients import gradient_calls, under_tape
-from tapelint.analysis.models import model_reader
-from tapelint.analysis.modes import call_defaults_to_training, mode_layers
+from tapelint.analysis.models import layer_constructions, model_reader
+from tapelint.analysis.modes import call_defaults_to_training, is_mode_layer, mode_layers
+from tapelint.analysis.names import dotted
 from tapelint.analysis.training import parts
 from tapelint.analysis.values import Kind, Value, flatten, values_of
 from tapelint.diagnostic import Severity
@@ -83,6 +84,20 @@ def _own_mode_flag_given(facts: Facts, site: CallSite) -> bool:
         if arg.keyword is not None and arg.keyword.value in forwarded:
             return True
     return any(params.index(p) < len(positional) for p in forwarded if p in params)
+
+
+def _mode_layer_places(facts: Facts, site: CallSite) -> list[tuple[cst.CSTNode, str]]:
+    """Where the called model is built and its first Dropout/BatchNorm-like layer, when this module writes
+    them (a layer of a nested model or of a functional graph is not looked for)."""
+    func = site.node.func
+    layers = layer_constructions(facts, func, site.scope, site.order) if dotted(func) != "self" else None
+    if layers:
+        return [(node, f"the `{cls}` layer") for cls, node in layers if is_mode_layer(cls)][:1]
+    model = model_reader(facts).model_of(func, site.scope, site.order)
+    if model is None:
+        return []
+    own = [(node, f"its `{cls}` layer") for cls, node in model.layers if is_mode_layer(cls)][:1]
+    return [(model.construction, "the model built"), *own]
 
 
 def _frozen(facts: Facts, name: str) -> bool:
@@ -192,7 +207,7 @@ class TrainingFlagMissing(Rule):
             if any("BatchNormalization" in cls for cls in layers):
                 effect.append("BatchNorm uses its moving statistics and never updates them")
             self.report(call, call=render(call), layers=" and ".join(f"`{c}`" if " " not in c else c for c in layers),
-                        effect=" and ".join(effect), fix=self._fix(call))
+                        effect=" and ".join(effect), fix=self._fix(call), related=_mode_layer_places(facts, site))
 
     @staticmethod
     def _fix(call: cst.Call) -> PendingFix:

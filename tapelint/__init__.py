@@ -18,6 +18,7 @@ _PUBLIC = {
     "Confidence": "tapelint.diagnostic",
     "Diagnostic": "tapelint.diagnostic",
     "Fix": "tapelint.diagnostic",
+    "Related": "tapelint.diagnostic",
     "Severity": "tapelint.diagnostic",
     "TextEdit": "tapelint.diagnostic",
     "lint_source": "tapelint.engine",
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from tapelint.config import Config
-    from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+    from tapelint.diagnostic import Confidence, Diagnostic, Fix, Related, Severity, TextEdit
     from tapelint.engine import lint_source
     from tapelint.rule import Invalid, Option, Rule, Valid
     from tapelint.runner import lint_paths

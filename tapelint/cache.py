@@ -44,13 +44,13 @@ except ImportError:  # pragma: no cover - other interpreters
     from hashlib import blake2b as _blake2b
 
 from tapelint.config import Config
-from tapelint.diagnostic import Confidence, Diagnostic, Fix, Severity, TextEdit
+from tapelint.diagnostic import Confidence, Diagnostic, Fix, Related, Severity, TextEdit
 
 CACHE_DIR_NAME = ".tapelint_cache"
 # The most of an entry that is read (and written): far above what a 4 MB module's findings or summary take.
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
 # Bumped when the layout or the entry format changes.
-FORMAT = 1
+FORMAT = 2  # 2: findings carry their related places ("r")
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -312,6 +312,10 @@ def _to_json(d: Diagnostic, path: str) -> dict[str, Any]:
                      [[e.line, e.column, e.end_line, e.end_column, e.text] for e in d.fix.edits]]
     if d.extra:
         item["x"] = [list(pair) for pair in d.extra]
+    if d.related:
+        # [line, column, end line, end column, message, cell or None, path when another file's]
+        item["r"] = [[r.line, r.column, r.end_line, r.end_column, r.message, r.cell]
+                     + ([r.path] if r.path != d.path else []) for r in d.related]
     return item
 
 
@@ -323,7 +327,8 @@ _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # In a fix's replacement text (code): the same, less tab, line feed, carriage return and form feed.
 _CODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-_FIELDS = frozenset({"l", "c", "n", "m", "s", "k", "p", "cell", "f", "x"})
+_FIELDS = frozenset({"l", "c", "n", "m", "s", "k", "p", "cell", "f", "x", "r"})
+MAX_RELATED = 100
 _SEVERITIES = {s.value: s for s in Severity}
 _CONFIDENCES = {c.value: c for c in Confidence}
 MAX_FINDINGS = 100_000
@@ -408,11 +413,33 @@ def _from_json(item: Any, path: str, lines: int) -> Diagnostic:
                     and (pair[1] is None or type(pair[1]) in (bool, int, float) or _is_text(pair[1]))):
                 raise _Invalid
         extra = tuple((key, value) for key, value in pairs)
+    related = _related_from_json(item["r"], other, own_lines) if "r" in item else ()
     return Diagnostic(
         path=other, line=line, column=column, end_line=end_line, end_column=end_column,
         code=code, name=name, message=message, severity=_SEVERITIES[severity],
-        confidence=_CONFIDENCES[confidence], fix=fix, cell=cell, extra=extra,
+        confidence=_CONFIDENCES[confidence], fix=fix, cell=cell, extra=extra, related=related,
     )
+
+
+def _related_from_json(stored: Any, path: str, own_lines: int) -> tuple[Related, ...]:
+    if not (type(stored) is list and 0 < len(stored) <= MAX_RELATED):
+        raise _Invalid
+    out = []
+    for place in stored:
+        if not (type(place) is list and len(place) in (6, 7)):
+            raise _Invalid
+        line, column, end_line, end_column, message, cell = place[:6]
+        other = place[6] if len(place) == 7 else path
+        if not (type(other) is str and 0 < len(other) <= MAX_TEXT and "\0" not in other and not _CONTROL.search(other)
+                and (len(place) == 6 or other != path)):
+            raise _Invalid
+        lines = own_lines if other == path and cell is None else MAX_LINE
+        if not (_is_int(line, 0, lines) and _is_int(end_line, line, lines) and _is_int(column, 0, MAX_LINE)
+                and _is_int(end_column, 0, MAX_LINE) and (cell is None or _is_int(cell, 0, MAX_LINE))
+                and _is_text(message) and message):
+            raise _Invalid
+        out.append(Related(other, line, column, end_line, end_column, message, cell))
+    return tuple(out)
 
 
 def _fix_from_json(stored: Any, lines: int) -> Fix:

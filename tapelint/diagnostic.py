@@ -81,6 +81,43 @@ class ProbeVerdict:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding's cause lies (the softmax layer, the frozen backbone, the optimizer), as
+    rustc's notes and SARIF's relatedLocations name it. `path` is the file it is in (the finding's own, or
+    another module of the project); `cell` the notebook cell, numbered as findings number theirs."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    cell: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column + 1,
+            "end_line": self.end_line,
+            "end_column": self.end_column + 1,
+            "message": self.message,
+        }
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
+
+    def where(self, path: str, cell: int | None = None) -> str:
+        """The place as a message cites it, seen from a finding in `path` (and `cell`): `line 71`,
+        `cell 3, line 2`, or `model.py:71` in another file."""
+        if self.path != path:
+            return f"{self.path}:{self.line}" if self.cell is None else f"{self.path}:cell {self.cell}:{self.line}"
+        if self.cell is not None and self.cell != cell:
+            return f"cell {self.cell}, line {self.line}"
+        return f"line {self.line}"
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     path: str
     line: int
@@ -95,6 +132,8 @@ class Diagnostic:
     fix: Fix | None = None
     cell: int | None = None
     probe: ProbeVerdict | None = None
+    # Where the cause lies, when that is elsewhere; part of equality (a cached finding keeps it).
+    related: tuple[Related, ...] = ()
     extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple:
@@ -117,6 +156,7 @@ class Diagnostic:
             "confidence": self.confidence.value,
             "message": self.message,
             "fix": self.fix.to_dict() if self.fix else None,
+            "related": [r.to_dict() for r in self.related],
         }
         if self.cell is not None:
             data["cell"] = self.cell

@@ -20,11 +20,11 @@ from tapelint.analysis.parsing import parse_in_pieces, parse_module
 from tapelint.analysis.positions import LazyPositions
 from tapelint.analysis.walk import walk
 from tapelint.config import Config
-from tapelint.diagnostic import Diagnostic, Fix, Severity, TextEdit
+from tapelint.diagnostic import Diagnostic, Fix, Related, Severity, TextEdit
 from tapelint.guards import guarded, nested_too_deeply
 from tapelint.prelude import Prelude, give_back
 from tapelint.project import imported_names
-from tapelint.rule import CellLines, PendingFix, Rule, RuleContext, applicable_rules
+from tapelint.rule import CellLines, PendingFix, Report, Rule, RuleContext, applicable_rules
 from tapelint.splicing import splice_prelude, warm_pieces
 from tapelint.suppressions import UNUSED_NOQA, parse_suppressions, suppressed_by_file, unused_suppressions
 from tapelint.text import reindent
@@ -192,7 +192,9 @@ def _lint_reindented(source: str, path: str, config: Config, error: cst.ParserSy
                 return column - new + old if column >= new else min(column, old)
 
             return [dataclasses.replace(d, column=back(d.line, d.column), end_column=back(d.end_line, d.end_column),
-                                        fix=None) for d in found]
+                                        fix=None, related=tuple(dataclasses.replace(
+                                            r, column=back(r.line, r.column), end_column=back(r.end_line, r.end_column))
+                                            for r in d.related)) for d in found]
     if not allowed(*registry.SYNTAX_ERROR):
         return []
     problem = str(error).splitlines()[0] if str(error) else "parser error"
@@ -314,6 +316,7 @@ def _collect(instances: list[Rule], module: cst.Module, path: str, positions: La
             diag = Diagnostic(
                 path, rng.start.line, rng.start.column, rng.end.line, rng.end.column,
                 rule.code, rule.name, report.message, report.severity, report.confidence, fix,
+                related=_related(report, path, positions, rng),
             )
             key = (diag.code, diag.line, diag.column, diag.message)
             if key not in seen:
@@ -323,6 +326,20 @@ def _collect(instances: list[Rule], module: cst.Module, path: str, positions: La
         if rule.crash is not None and allowed(*registry.INTERNAL_ERROR):
             diagnostics.append(_internal_error(path, rule))
     return diagnostics
+
+
+def _related(report: Report, path: str, positions: LazyPositions, own: Any) -> tuple[Related, ...]:
+    """The report's related places that have a position other than the finding's (`own`), each once, in the
+    order the rule gave them."""
+    out: list[Related] = []
+    for node, what in report.related:
+        rng = positions.get(node)
+        if rng is None or rng == own:
+            continue
+        place = Related(path, rng.start.line, rng.start.column, rng.end.line, rng.end.column, what)
+        if place not in out:
+            out.append(place)
+    return tuple(out)
 
 
 def _to_fix(pending: PendingFix, module: cst.Module, positions) -> Fix | None:  # type: ignore[no-untyped-def]

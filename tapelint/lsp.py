@@ -400,8 +400,18 @@ def carry_over(diagnostics: Sequence[Diagnostic], edit: LayoutEdit) -> tuple[Dia
                 edits.append(dataclasses.replace(text_edit, line=moved_start[0], column=moved_start[1],
                                                  end_line=moved_end[0], end_column=moved_end[1]))
             fix = dataclasses.replace(fix, edits=tuple(edits))
+        related = []
+        for place in diagnostic.related:  # the places in this document move with it
+            moved = (edit.move(place.line, place.column), edit.move(place.end_line, place.end_column))
+            if place.path != diagnostic.path:
+                related.append(place)
+            elif moved[0] is None or moved[1] is None:
+                return None
+            else:
+                related.append(dataclasses.replace(place, line=moved[0][0], column=moved[0][1], end_line=moved[1][0],
+                                                   end_column=moved[1][1]))
         out.append(dataclasses.replace(diagnostic, line=new_start[0], column=new_start[1], end_line=new_end[0],
-                                       end_column=new_end[1], fix=fix))
+                                       end_column=new_end[1], fix=fix, related=tuple(related)))
     return tuple(sorted(out, key=Diagnostic.sort_key))
 
 
@@ -1005,18 +1015,52 @@ class TapelintServer(LanguageServer):
         self.runs[uri] = run
         lines = split_lines(run.source)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=run.version, diagnostics=[self.to_lsp(d, lines) for d in run.diagnostics]))
+            uri=uri, version=run.version, diagnostics=[self.to_lsp(d, lines, uri) for d in run.diagnostics]))
 
-    def to_lsp(self, diagnostic: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
+    def to_lsp(self, diagnostic: Diagnostic, lines: Sequence[str], uri: str | None = None) -> types.Diagnostic:
         href = rule_docs_uri(diagnostic.code)
+        message, related = diagnostic.message, None
+        if diagnostic.related:
+            publish = self.client_capabilities.text_document
+            publish = publish.publish_diagnostics if publish is not None else None
+            # Another cell of a notebook has no URI here: that place, and all of them for a client that cannot
+            # show related information, are read in the message, as the concise text has them.
+            linked = (diagnostic.related if publish is not None and publish.related_information else ())
+            linked = tuple(r for r in linked if r.cell is None or r.cell == diagnostic.cell)
+            related = [self._related_information(diagnostic, r, lines, uri) for r in linked] or None
+            folded = tuple(r for r in diagnostic.related if r not in linked)
+            if folded:
+                from tapelint.reporters.text import related_suffix
+
+                message += related_suffix(dataclasses.replace(diagnostic, related=folded))
         return types.Diagnostic(
             range=diagnostic_range(diagnostic, lines, self.workspace.position_codec),
-            message=diagnostic.message,
+            message=message,
             severity=_SEVERITY.get(diagnostic.severity, types.DiagnosticSeverity.Warning),
             code=diagnostic.code,
             code_description=types.CodeDescription(href=href) if href else None,
             source=SOURCE,
+            related_information=related,
         )
+
+    def _related_information(self, diagnostic: Diagnostic, r: Any, lines: Sequence[str],
+                             uri: str | None) -> types.DiagnosticRelatedInformation:
+        """A related place as the editor opens it: in this document (`uri`), or in another file of the project
+        (its positions counted on the file as the workspace has it)."""
+        if r.path == diagnostic.path:
+            target = uri or Path(r.path).resolve().as_uri()
+        else:
+            target = Path(r.path).resolve().as_uri()
+            try:
+                lines = split_lines(self.workspace.get_text_document(target).source)
+            except (OSError, ValueError):
+                lines = []
+        if lines:
+            rng = to_lsp_range(lines, self.workspace.position_codec, r.line, r.column, r.end_line, r.end_column)
+        else:  # a file that cannot be read now: its columns as code points
+            rng = types.Range(start=types.Position(line=r.line - 1, character=r.column),
+                              end=types.Position(line=r.end_line - 1, character=r.end_column))
+        return types.DiagnosticRelatedInformation(location=types.Location(uri=target, range=rng), message=r.message)
 
     def forget(self, uri: str) -> None:
         stale = self.pending.pop(uri, None)
@@ -1050,7 +1094,7 @@ class TapelintServer(LanguageServer):
                 fix = diagnostic.fix
                 if fix is None:
                     continue
-                lsp_diagnostic = self.to_lsp(diagnostic, lines)
+                lsp_diagnostic = self.to_lsp(diagnostic, lines, uri)
                 if not ranges_touch(lsp_diagnostic.range, params.range):
                     continue
                 title = f"{diagnostic.code}: {fix.title}"

@@ -337,8 +337,20 @@ def _map_diagnostic(composed: _Composed, diagnostic: Diagnostic) -> Diagnostic |
     if fix is not None:
         mapped = _map_edits(composed, fix)
         fix = replace(fix, edits=mapped[1]) if mapped is not None and mapped[0] is cell else None
+    related = []
+    for item in diagnostic.related:
+        if item.path != diagnostic.path:  # in another module of the project
+            related.append(item)
+            continue
+        place = _locate(composed, item.line, item.column)
+        if place is None:
+            continue
+        to = _locate(composed, item.end_line, item.end_column)
+        ends = (to[1], to[2]) if to is not None and to[0] is place[0] else (place[1], place[2])
+        related.append(replace(item, line=place[1], column=place[2], end_line=ends[0], end_column=ends[1],
+                               cell=place[0].number))
     return diagnostic.with_changes(line=line, column=column, end_line=end_line, end_column=end_column,
-                                   cell=cell.number, fix=fix)
+                                   cell=cell.number, fix=fix, related=tuple(related))
 
 
 def _cell_lines(composed: _Composed):  # type: ignore[no-untyped-def]

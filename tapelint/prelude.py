@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from tapelint import registry
-from tapelint.diagnostic import Diagnostic
+from tapelint.diagnostic import Diagnostic, Related
 from tapelint.suppressions import UNUSED_NOQA, Suppressions, parse_suppressions
 
 
@@ -54,6 +54,8 @@ def give_back(found: list[Diagnostic], source: str, path: str, prelude: Prelude)
     others: dict[str, Suppressions] = {}
     out: list[Diagnostic] = []
     for diagnostic in found:
+        if diagnostic.related:
+            diagnostic = dataclasses.replace(diagnostic, related=_give_back_related(diagnostic.related, path, prelude))
         if diagnostic.line > prelude.lines:
             moved = _shift(diagnostic, path, lambda line: line - prelude.lines)
             if moved is not None and not own_suppressions.suppresses(moved):
@@ -90,3 +92,21 @@ def _shift(diagnostic: Diagnostic, path: str, line_of) -> Diagnostic | None:  # 
         else:
             fix = dataclasses.replace(fix, edits=tuple(edits))
     return dataclasses.replace(diagnostic, path=path, line=line, end_line=end_line, fix=fix)
+
+
+def _give_back_related(related: tuple[Related, ...], path: str, prelude: Prelude) -> tuple[Related, ...]:
+    """Each related place in its own file at its own lines (the linted file's, or the module of the prelude
+    it came from); a place on lines of no file, or spread over two, is left out."""
+    def place(line: int) -> tuple[str, int] | None:
+        if line > prelude.lines:
+            return path, line - prelude.lines
+        located = prelude.locate(line)
+        return (located[0].path, located[1]) if located is not None else None
+
+    out = []
+    for item in related:
+        start, end = place(item.line), place(item.end_line)
+        if start is None or end is None or start[0] != end[0]:
+            continue
+        out.append(dataclasses.replace(item, path=start[0], line=start[1], end_line=end[1]))
+    return tuple(out)

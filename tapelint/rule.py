@@ -64,6 +64,8 @@ class Report:
     fix: PendingFix | None = None
     code: str = ""
     name: str = ""
+    # (node, what it is) for each place the cause lies: the engine gives each its position
+    related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
 # Line of the linted module -> (cell number, line in that cell), or None; set for notebooks only.
@@ -151,11 +153,16 @@ class Rule(cst.BatchableCSTVisitor):
         fix: PendingFix | None = None,
         severity: Severity | None = None,
         confidence: Confidence | None = None,
+        related: "Iterable[tuple[cst.CSTNode | None, str]]" = (),
         **fields: Any,
     ) -> None:
+        """`related`: (node, a short phrase naming it, e.g. "the softmax") for each place the cause lies, when
+        the analysis knows its exact node; a None node is left out, so a rule can pass what it may not know."""
         text = message if message is not None else self.message.format(**fields)
+        places = tuple((place, what) for place, what in related if place is not None and place is not node)
         self.reports.append(
-            Report(node, text, severity or self.severity, confidence or self.confidence, fix, self.code, self.name)
+            Report(node, text, severity or self.severity, confidence or self.confidence, fix, self.code, self.name,
+                   places)
         )
 
     def location(self, node: cst.CSTNode) -> str | None:

@@ -115,6 +115,10 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
         return found
     kept = []
     for diagnostic in found:
+        if any(r.path != path for r in diagnostic.related):
+            diagnostic = dataclasses.replace(diagnostic, related=tuple(
+                r if r.path == path else dataclasses.replace(r, path=_shown_path(r.path, shown))
+                for r in diagnostic.related))
         if diagnostic.path == path:
             kept.append(diagnostic)
         elif diagnostic.path in shown:
@@ -126,6 +130,17 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
                 diagnostic, path=path, line=line, column=0, end_line=line, end_column=0, fix=None,
                 message=f"{diagnostic.message} (in {where}, imported here)"))
     return kept
+
+
+def _shown_path(module: str, shown: dict[str, str]) -> str:
+    """A module of the project as reports name it: as the user gave it when it is linted, else relative to
+    the working directory when it is under it."""
+    if module in shown:
+        return shown[module]
+    try:
+        return str(Path(module).relative_to(Path.cwd()))
+    except ValueError:
+        return module
 
 
 def _lint_one(work: Work) -> tuple[list[Diagnostic], str | None]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
-from tapelint.diagnostic import Diagnostic, Severity
+from tapelint.diagnostic import Diagnostic, Related, Severity
 from tapelint.escape import unicode_strings, unicode_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -76,6 +76,8 @@ def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict:
     }
     if d.code in rule_index:
         result["ruleIndex"] = rule_index[d.code]
+    if d.related:
+        result["relatedLocations"] = [_related_location(i, r) for i, r in enumerate(d.related)]
     if d.cell is not None:
         # Lines and columns of a notebook finding count within its cell, not within the JSON file.
         result["properties"]["cell"] = d.cell
@@ -94,6 +96,19 @@ def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict:
             }],
         }]
     return result
+
+
+def _related_location(index: int, r: Related) -> dict:
+    """A place the cause lies; in a notebook its lines count within its cell, which the message names."""
+    location: dict = {
+        "id": index,
+        "physicalLocation": {"artifactLocation": {"uri": _uri(r.path)},
+                             "region": _region(r.line, r.column, r.end_line, r.end_column)},
+        "message": {"text": r.message if r.cell is None else f"cell {r.cell}: {r.message}"},
+    }
+    if r.cell is not None:
+        location["properties"] = {"cell": r.cell}
+    return location
 
 
 def render_sarif(diagnostics: list[Diagnostic], files_checked: int = 0, **_: object) -> str:

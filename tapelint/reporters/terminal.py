@@ -11,6 +11,7 @@ from typing import IO
 
 from tapelint.diagnostic import Diagnostic
 from tapelint.escape import printable
+from tapelint.reporters.text import related_location, related_suffix
 
 TEXT_FORMATS = ("full", "concise")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -69,11 +70,12 @@ class Paint:
         return f"{_BOLD};{colour}" if bold else colour
 
 
-def header(d: Diagnostic, paint: Paint) -> str:
-    """`path:line:col: CODE message [name]`, the concise line, coloured: path bold, code in its severity's colour."""
+def header(d: Diagnostic, paint: Paint, concise: bool = True) -> str:
+    """`path:line:col: CODE message [name]`, the concise line, coloured: path bold, code in its severity's colour.
+    The concise line names the related places after the message; `full` gives each its own note instead."""
     place = f":cell {d.cell}:{d.line}:{d.column + 1}" if d.cell is not None else f":{d.line}:{d.column + 1}"
-    return (f"{paint(printable(d.path), _BOLD)}{place}: {paint(d.code, paint.severity(d))} {printable(d.message)} "
-            f"[{d.name}]" + _probe_line(d))
+    return (f"{paint(printable(d.path), _BOLD)}{place}: {paint(d.code, paint.severity(d))} {printable(d.message)}"
+            f"{related_suffix(d) if concise else ''} [{d.name}]" + _probe_line(d))
 
 
 def _probe_line(d: Diagnostic) -> str:
@@ -139,11 +141,14 @@ def snippet(d: Diagnostic, lines: list[str] | None, paint: Paint) -> list[str]:
 
 
 def notes(d: Diagnostic, paint: Paint, indent: int) -> list[str]:
-    """`= help:` with the fix a finding has, and how to apply it."""
+    """`= note:` with each place the cause lies (`path:line:col`, which terminals and editors open), then
+    `= help:` with the fix a finding has, and how to apply it."""
+    out = [f"{' ' * indent}{paint('= note:', _HELP)} {printable(r.message)}: {related_location(d, r)}"
+           for r in d.related]
     if d.fix is None:
-        return []
+        return out
     how = "safe fix: --fix" if d.fix.safe else "unsafe fix: --fix --unsafe-fixes"
-    return [f"{' ' * indent}{paint('= help:', _HELP)} {d.fix.title} ({how})"]
+    return [*out, f"{' ' * indent}{paint('= help:', _HELP)} {d.fix.title} ({how})"]
 
 
 def render_entry(d: Diagnostic, text_format: str, paint: Paint, sources: SourceLoader | None) -> str:
@@ -151,7 +156,7 @@ def render_entry(d: Diagnostic, text_format: str, paint: Paint, sources: SourceL
         return header(d, paint)
     lines = sources(d.path, d.cell) if sources is not None else None
     body = snippet(d, lines, paint)
-    return "\n".join([header(d, paint), *body, *notes(d, paint, len(str(d.line)) + 1)]) + "\n"
+    return "\n".join([header(d, paint, concise=False), *body, *notes(d, paint, len(str(d.line)) + 1)]) + "\n"
 
 
 class SourceFiles:

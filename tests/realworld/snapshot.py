@@ -5,7 +5,8 @@
     python -m tests.realworld.snapshot /tmp/after.txt      # after it
     diff /tmp/before.txt /tmp/after.txt
 
-Not a test: the diff is read by a person, who judges each added or removed finding.
+Not a test: the diff is read by a person, who judges each added or removed finding (and each related
+place, on an indented `related:` line under its finding).
 """
 
 from __future__ import annotations
@@ -28,19 +29,25 @@ def folders() -> list[Path]:
     return [*found, ROOT / "examples", ROOT / "tests/corpus"]
 
 
+def short(path: str) -> str:
+    where = str(path)
+    for base in (ROOT, ROOT.parent):
+        if where.startswith(str(base) + "/"):
+            return where[len(str(base)) + 1:]
+    return where
+
+
 def main(argv: list[str]) -> int:
     prefixes = sorted({rule.code[:3] for rule in index()})
     config = parse({"select": prefixes, "preview": True}, "snapshot", None)
     result = lint_paths(folders(), config, jobs=2)
     lines = []
     for d in result.diagnostics:
-        where = str(d.path)
-        for base in (ROOT, ROOT.parent):
-            if where.startswith(str(base) + "/"):
-                where = where[len(str(base)) + 1:]
-                break
         cell = d.cell
-        lines.append(f"{where}:{cell or ''}:{d.line} {d.code} {d.message[:100]}")
+        # A finding's related places follow it, one indented line each, so that a diff shows them as added
+        # lines under an unchanged finding.
+        notes = "".join(f"\n    related: {short(r.path)}:{r.cell or ''}:{r.line} {r.message}" for r in d.related)
+        lines.append(f"{short(d.path)}:{cell or ''}:{d.line} {d.code} {d.message[:100]}{notes}")
     text = "\n".join(sorted(lines)) + "\n"
     if len(argv) > 1:
         Path(argv[1]).write_text(text)
