@@ -92,7 +92,9 @@ def _mode_layer_places(facts: Facts, site: CallSite) -> list[tuple[cst.CSTNode, 
     func = site.node.func
     layers = layer_constructions(facts, func, site.scope, site.order) if dotted(func) != "self" else None
     if layers:
-        return [(node, f"the `{cls}` layer") for cls, node in layers if is_mode_layer(cls)][:1]
+        found: list[tuple[cst.CSTNode, str]] = [(call, f"the `{cls}` layer") for cls, call in layers
+                                                if is_mode_layer(cls)]
+        return found[:1]
     model = model_reader(facts).model_of(func, site.scope, site.order)
     if model is None:
         return []

@@ -1021,8 +1021,9 @@ class TapelintServer(LanguageServer):
         href = rule_docs_uri(diagnostic.code)
         message, related = diagnostic.message, None
         if diagnostic.related:
-            publish = self.client_capabilities.text_document
-            publish = publish.publish_diagnostics if publish is not None else None
+            capabilities = getattr(self.protocol, "client_capabilities", None)  # None before `initialize`
+            document = capabilities.text_document if capabilities is not None else None
+            publish = document.publish_diagnostics if document is not None else None
             # Another cell of a notebook has no URI here: that place, and all of them for a client that cannot
             # show related information, are read in the message, as the concise text has them.
             linked = (diagnostic.related if publish is not None and publish.related_information else ())
