@@ -138,10 +138,17 @@ def test_sarif_output_has_valid_related_locations(project: Path):
     assert not sorted(validator.iter_errors(sarif), key=str)
 
 
-def test_a_cached_finding_keeps_its_related_places(tmp_path: Path):
+def test_a_cached_finding_keeps_its_related_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import tapelint.runner
+
     (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
     config = Config(cache_dir=str(tmp_path / "cache"))
     first = lint_paths([tmp_path], config, jobs=1, cache=Cache.for_config(config)).diagnostics
+
+    def must_not_lint(work):  # type: ignore[no-untyped-def]
+        raise AssertionError("the second run is answered from the cache")
+
+    monkeypatch.setattr(tapelint.runner, "lint_work", must_not_lint)
     again = lint_paths([tmp_path], config, jobs=1, cache=Cache.for_config(config)).diagnostics
     assert _tl101(first).related and _tl101(again).related == _tl101(first).related
 

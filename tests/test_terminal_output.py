@@ -232,7 +232,10 @@ def test_a_piped_run_prints_one_line_per_finding_as_before(train_file):
     runner = CliRunner()
     result = runner.invoke(app, ["check", "--no-cache", str(train_file)], env={"FORCE_COLOR": None})
     data = json.loads(runner.invoke(app, ["check", "--no-cache", "--format", "json", str(train_file)]).output)
-    expected = [f"{d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']} [{d['name']}]"
+    def cause(d: dict) -> str:  # where the cause lies, as the finding's line names it (test_related_locations)
+        return " (" + "; ".join(f"{r['message']} at line {r['line']}" for r in d["related"]) + ")" if d["related"] else ""
+
+    expected = [f"{d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']}{cause(d)} [{d['name']}]"
                 for d in data["diagnostics"]]
     assert result.output.splitlines() == [*expected, "", result.output.splitlines()[-1]]
     assert result.output.splitlines()[-1].startswith("Found 2 findings (2 errors) in 1 of 1 file.")
