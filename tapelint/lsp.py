@@ -1031,7 +1031,7 @@ class TapelintServer(LanguageServer):
             related = [self._related_information(diagnostic, r, lines, uri) for r in linked] or None
             folded = tuple(r for r in diagnostic.related if r not in linked)
             if folded:
-                from tapelint.reporters.text import related_suffix
+                from tapelint.reporters.related import related_suffix
 
                 message += related_suffix(dataclasses.replace(diagnostic, related=folded))
         return types.Diagnostic(

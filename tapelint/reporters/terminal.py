@@ -11,7 +11,7 @@ from typing import IO
 
 from tapelint.diagnostic import Diagnostic
 from tapelint.escape import printable
-from tapelint.reporters.text import related_location, related_suffix
+from tapelint.reporters.related import related_location, related_suffix
 
 TEXT_FORMATS = ("full", "concise")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -143,7 +143,7 @@ def snippet(d: Diagnostic, lines: list[str] | None, paint: Paint) -> list[str]:
 def notes(d: Diagnostic, paint: Paint, indent: int) -> list[str]:
     """`= note:` with each place the cause lies (`path:line:col`, which terminals and editors open), then
     `= help:` with the fix a finding has, and how to apply it."""
-    out = [f"{' ' * indent}{paint('= note:', _HELP)} {printable(r.message)}: {related_location(d, r)}"
+    out = [f"{' ' * indent}{paint('= note:', _HELP)} {printable(r.message)}: {related_location(r)}"
            for r in d.related]
     if d.fix is None:
         return out

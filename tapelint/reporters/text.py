@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from tapelint.diagnostic import Diagnostic, Related
+from tapelint.diagnostic import Diagnostic
 from tapelint.escape import printable
+from tapelint.reporters.related import related_suffix
 
 if TYPE_CHECKING:
     from tapelint.reporters.terminal import SourceLoader
@@ -64,18 +65,6 @@ def render_text(diagnostics: list[Diagnostic], files_checked: int = 0, *, quiet:
 def _concise(d: Diagnostic) -> str:
     return f"{location(d)}: {d.code} {printable(d.message)}{related_suffix(d)} [{d.name}]" + probe_line(d)
 
-
-def related_suffix(d: Diagnostic) -> str:
-    """` (the softmax at line 71)`: where the cause lies, on the finding's own line; or nothing."""
-    if not d.related:
-        return ""
-    return " (" + "; ".join(f"{printable(r.message)} at {printable(r.where(d.path, d.cell))}" for r in d.related) + ")"
-
-
-def related_location(d: Diagnostic, r: Related) -> str:
-    """`path:line:col` of a related place (`path:cell N:line:col` in a notebook), as `location` writes a finding's."""
-    return location(Diagnostic(r.path, r.line, r.column, r.end_line, r.end_column, d.code, d.name, r.message,
-                               d.severity, cell=r.cell))
 
 
 def probe_line(d: Diagnostic) -> str:
