@@ -117,7 +117,7 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
     for diagnostic in found:
         if any(r.path != path for r in diagnostic.related):
             diagnostic = dataclasses.replace(diagnostic, related=tuple(
-                r if r.path == path else dataclasses.replace(r, path=_shown_path(r.path, shown))
+                r if r.path == path else dataclasses.replace(r, path=_shown_path(r.path, shown, path))
                 for r in diagnostic.related))
         if diagnostic.path == path:
             kept.append(diagnostic)
@@ -132,11 +132,13 @@ def attribute(found: list[Diagnostic], path: str, prelude: Prelude | None, shown
     return kept
 
 
-def _shown_path(module: str, shown: dict[str, str]) -> str:
-    """A module of the project as reports name it: as the user gave it when it is linted, else relative to
-    the working directory when it is under it."""
+def _shown_path(module: str, shown: dict[str, str], linted: str) -> str:
+    """A module of the project as reports name it: as the user gave it when it is linted, else like the linted
+    file's path (relative to the working directory when that one is relative and the module is under it)."""
     if module in shown:
         return shown[module]
+    if Path(linted).is_absolute():
+        return module
     try:
         return str(Path(module).relative_to(Path.cwd()))
     except ValueError:

@@ -331,15 +331,29 @@ def test_the_editor_gets_related_information_only_when_the_client_shows_it(capab
         assert lsp.message == f"{found.message} (the softmax at line {SOFTMAX_LINE})"
 
 
-def test_the_editor_links_a_related_place_in_another_file(tmp_path: Path):
+def test_the_editor_links_the_softmax_in_the_module_the_open_file_imports(tmp_path: Path):
     server = _server(True)
-    other = tmp_path / "models.py"
-    other.write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([Dense(3, activation='softmax')])\n")
-    found = _tl101(lint_source(TRAIN, str(tmp_path / "train.py"), Config()))
-    found = found.with_changes(related=(Related(str(other), 3, 29, 3, 59, "the softmax"),))
-    [info] = server.to_lsp(found, TRAIN.splitlines(), (tmp_path / "train.py").as_uri()).related_information
-    assert info.location.uri == other.as_uri()
-    assert (info.location.range.start.line, info.location.range.end.character) == (2, 59)
+    models = tmp_path / "models.py"
+    models.write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
+    train = tmp_path / "train.py"
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        from models import model
+
+        loss_fn = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+        optimizer = tf.keras.optimizers.Adam(1e-3)
+        for x, y in data:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    train.write_text(source)
+    found = _tl101(server.lint_text(train.as_uri(), source))
+    [info] = server.to_lsp(found, source.splitlines(), train.as_uri()).related_information
+    assert info.location.uri == models.as_uri()
+    assert (info.location.range.start.line, info.location.range.start.character) == (2, 29)
+    assert info.message == "the softmax"
 
 
 def test_a_blank_line_typed_above_the_softmax_moves_the_related_place_in_the_editor():
