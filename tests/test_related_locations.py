@@ -367,3 +367,18 @@ def test_a_blank_line_typed_above_the_softmax_moves_the_related_place_in_the_edi
     carried = carry_over(found, moved[0])
     assert carried is not None and _tl101(carried).related[0].line == SOFTMAX_LINE + 1
     assert carried == tuple(lint_source(new, "train.py", Config()))
+
+
+def test_a_related_place_in_another_cell_names_its_cell_in_sarif_and_full_text():
+    from tapelint.diagnostic import Diagnostic, Severity
+    from tapelint.reporters.sarif import render_sarif
+    from tapelint.reporters.text import render_text
+
+    finding = Diagnostic("nb.ipynb", 1, 10, 1, 26, "TL101", "softmax-output-with-from-logits", "m", Severity.ERROR,
+                         cell=4, related=(Related("nb.ipynb", 2, 4, 2, 50, "the softmax", cell=2),))
+    [result] = json.loads(render_sarif([finding], 1))["runs"][0]["results"]
+    [place] = result["relatedLocations"]
+    assert place["message"]["text"] == "cell 2: the softmax" and place["properties"] == {"cell": 2}
+    assert place["physicalLocation"]["region"]["startLine"] == 2
+    assert "= note: the softmax: nb.ipynb:cell 2:2:5" in render_text([finding], 1, text_format="full")
+    assert "m (the softmax at cell 2, line 2) [" in render_text([finding], 1, text_format="concise")
