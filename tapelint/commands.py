@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
@@ -18,6 +18,9 @@ from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
 from tapelint.reporters.terminal import SourceFiles, text_options
 from tapelint.runner import LintResult, lint_paths
+
+if TYPE_CHECKING:
+    from tapelint.baseline import Baseline
 
 
 def load_config(paths: list[str], config_file: Path | None, stdin_filename: str | None = None) -> Config:
@@ -178,7 +181,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     return max(code, 1) if probe_failed and not exit_zero else code
 
 
-def _baseline_of(option: Path | None, config: Config, show_stale: bool):  # type: ignore[no-untyped-def]
+def _baseline_of(option: Path | None, config: Config, show_stale: bool) -> Baseline | None:
     """The baseline the run filters by (`--baseline`, else `baseline` in the config), read now so that a
     missing or broken file stops the run before any work; None without one."""
     chosen = option if option is not None else Path(config.baseline) if config.baseline else None
@@ -191,7 +194,7 @@ def _baseline_of(option: Path | None, config: Config, show_stale: bool):  # type
     return baseline.load(chosen)
 
 
-def _filter_by_baseline(known, result: LintResult, paths: list[str], config: Config,  # type: ignore[no-untyped-def]
+def _filter_by_baseline(known: Baseline, result: LintResult, paths: list[str], config: Config,
                         sources: SourceFiles, probed: bool, show_stale: bool) -> list[str]:
     """Drop the findings the baseline holds from `result`; the lines that say what it hid and what in it
     is stale (listed with `show_stale`)."""
@@ -359,7 +362,7 @@ def _plural(count: int, noun: str, nouns: str | None = None) -> str:
 def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
                     stdin_filename: str | None,
                     output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
-                    quiet: bool, text_format: str | None = None, color: str = "auto", known=None) -> int:  # type: ignore[no-untyped-def]
+                    quiet: bool, text_format: str | None = None, color: str = "auto", known: Baseline | None = None) -> int:
     """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
 
     Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,

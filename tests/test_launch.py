@@ -72,7 +72,7 @@ def test_every_check_option_but_help_and_probe_has_a_quick_path():
 
 @pytest.mark.parametrize("argv", [
     ["--help"], ["-h", "src"], ["rules"], ["rule", "TL001"], ["probe", "train.py"], ["clean"], ["server"],
-    ["check"], [], ["--probe", "train.py", "src"], ["--", "src"], ["-qj2", "src"], ["--no-such", "src"],
+    ["--probe", "train.py", "src"], ["--", "src"], ["-qj2", "src"], ["--no-such", "src"],
     ["--format", "xml", "src"], ["--format"], ["-j", "0", "src"], ["-j", "two", "src"], ["--jobs=", "src"],
     ["--select", "-q", "src"], ["--exit-zero=yes", "src"], ["--version", "src"],
 ])
