@@ -1,7 +1,7 @@
 """Baselines: record today's findings (`tapelint baseline`) so that `check --baseline FILE` reports only new ones.
 
 A finding is known by what it says about the code, not by where the code sits: its rule, its file (relative
-to the baseline file's folder), its notebook cell, the flagged source text (whitespace-normalised) and its
+to the project root: the folder of the pyproject.toml, else the folder `tapelint baseline` ran in), its notebook cell, the flagged source text (whitespace-normalised) and its
 context: the names of the enclosing `def`s and `class`es. Lines moving above it, functions being
 reordered and edits elsewhere leave the key as it is. Identical keys are counted: a baseline holding one
 finding with a key and a run that finds two reports one of them.
@@ -139,23 +139,24 @@ class Baseline:
     path: Path
     counts: Counter[Key]
     names: dict[str, str]  # code -> rule name, kept so the file reads well
-
-    @property
-    def root(self) -> Path:
-        return self.path.parent
+    # The project root the entries' paths are relative to; the file stores it relative to its own folder,
+    # so the project can be moved or cloned anywhere.
+    root: Path
 
     def render(self) -> str:
         findings = [{"path": key.path, **({"cell": key.cell} if key.cell else {}), "code": key.code,
                      "name": self.names.get(key.code, ""), "context": key.context, "source": key.source,
                      "count": count}
                     for key, count in sorted(self.counts.items())]
-        return json.dumps({"tool": "tapelint", "version": BASELINE_VERSION, "findings": findings},
+        root = relative_path(str(self.root), self.path.parent)
+        return json.dumps({"tool": "tapelint", "version": BASELINE_VERSION, "root": root, "findings": findings},
                           indent=2, ensure_ascii=False) + "\n"
 
 
-def record(diagnostics: list[Diagnostic], path: Path, source_lines: SourceLines) -> Baseline:
-    baseline = Baseline(path, Counter(), {})
-    for key, _, d in keyed(diagnostics, path.parent, source_lines):
+def record(diagnostics: list[Diagnostic], path: Path, root: Path, source_lines: SourceLines) -> Baseline:
+    """A baseline of `diagnostics`, to be written at `path`, with paths relative to `root` (the project's)."""
+    baseline = Baseline(path, Counter(), {}, root)
+    for key, _, d in keyed(diagnostics, root, source_lines):
         baseline.counts[key] += 1
         baseline.names[d.code] = d.name
     return baseline
@@ -193,7 +194,10 @@ def load(path: Path) -> Baseline:
     if data.get("version") != BASELINE_VERSION:
         raise InputError(f"{where}: version {data.get('version')!r} is not one this tapelint reads "
                          f"({BASELINE_VERSION}); record it again with `tapelint baseline`")
-    baseline = Baseline(path, Counter(), {})
+    root = data.get("root", ".")
+    if not isinstance(root, str):
+        raise InputError(f"{where}: `root` must be a folder name (a string)")
+    baseline = Baseline(path, Counter(), {}, path.parent / root)
     findings = data["findings"]
     if not isinstance(findings, list):
         raise InputError(f"{where}: `findings` must be a list")

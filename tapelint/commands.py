@@ -159,7 +159,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
     notes: list[str] = []
     if known is not None:
         notes = _filter_by_baseline(known, result, paths, config, sources, probe_script is not None,
-                                    show_baseline_stale)
+                                    show_baseline_stale, quiet)
     if add_noqa:
         return _add_noqa(result.diagnostics, result.errors, quiet)
     if statistics:
@@ -195,7 +195,7 @@ def _baseline_of(option: Path | None, config: Config, show_stale: bool) -> Basel
 
 
 def _filter_by_baseline(known: Baseline, result: LintResult, paths: list[str], config: Config,
-                        sources: SourceFiles, probed: bool, show_stale: bool) -> list[str]:
+                        sources: SourceFiles, probed: bool, show_stale: bool, quiet: bool) -> list[str]:
     """Drop the findings the baseline holds from `result`; the lines that say what it hid and what in it
     is stale (listed with `show_stale`)."""
     from tapelint import baseline
@@ -209,7 +209,7 @@ def _filter_by_baseline(known: Baseline, result: LintResult, paths: list[str], c
     if stale:
         summary += (f"; {_plural(stale, 'entry', 'entries')} no longer found"
                     + ("" if show_stale else " (--show-baseline-stale lists them; `tapelint baseline` drops them)"))
-    return [*lines, summary + "."]
+    return [*lines, *([] if quiet else [summary + "."])]
 
 
 def _add_noqa(diagnostics: list[Diagnostic], errors: list[str], quiet: bool) -> int:
@@ -251,7 +251,8 @@ def run_baseline_command(*, paths: list[str], output_file: Path | None, config_f
     result = lint_inputs(paths, config, jobs, cache=cache, finder=finder)
     for error in result.errors:
         say_error(error)
-    recorded = baseline.record(result.diagnostics, target, SourceFiles())
+    root = Path(config.root) if config.root else Path(".")
+    recorded = baseline.record(result.diagnostics, target, root, SourceFiles())
     baseline.write(recorded)
     if not quiet:
         files = len({key.path for key in recorded.counts})

@@ -80,6 +80,8 @@ def test_a_baselined_repository_reports_only_the_bug_added_after_code_moved(repo
     code, out, err = _tapelint(["check", "--baseline", ".tapelint-baseline.json"], capsys, monkeypatch)
     assert code == 0 and _codes(out) == [], out
     assert "3 known findings not shown" in out
+    code, out, _ = _tapelint(["check", "-q", "--baseline", ".tapelint-baseline.json"], capsys, monkeypatch)
+    assert code == 0 and out == ""
 
     (repo / "src" / "train.py").write_text(moved + NEW_BUG, encoding="utf-8")
     for quick in (False, True):
@@ -112,6 +114,8 @@ def test_the_config_names_the_baseline_relative_to_itself(repo, capsys, monkeypa
     (repo / "pyproject.toml").write_text('[tool.tapelint]\nbaseline = "ci/baseline.json"\n', encoding="utf-8")
     code, _, err = _tapelint(["baseline"], capsys, monkeypatch)
     assert code == 0 and (repo / "ci" / "baseline.json").is_file()
+    recorded = json.loads((repo / "ci" / "baseline.json").read_text(encoding="utf-8"))
+    assert recorded["root"] == ".." and "src/train.py" in {f["path"] for f in recorded["findings"]}
     monkeypatch.chdir(repo / "src")
     code, out, _ = _tapelint(["."], capsys, monkeypatch)
     assert code == 0 and _codes(out) == [] and "known findings not shown" in out
