@@ -256,3 +256,13 @@ def test_no_path_with_stdin_filename_reads_standard_input(repo, capsys, monkeypa
 def test_help_still_prints_help(capsys, monkeypatch):
     code, out, _ = _tapelint(["--help"], capsys, monkeypatch)
     assert code == 0 and "Usage:" in out and "check the current folder" in out
+
+
+def test_add_noqa_keeps_line_endings_and_the_files_encoding(repo, capsys, monkeypatch):
+    source = ("# -*- coding: latin-1 -*-\r\nimport tensorflow as tf\r\n\r\n"
+              "opt = tf.keras.optimizers.Adam(lr=0.001)  # caf\u00e9\r\nx = 1\r\n")
+    (repo / "legacy.py").write_bytes(source.encode("latin-1"))
+    code, _, err = _tapelint(["legacy.py", "--add-noqa"], capsys, monkeypatch)
+    assert code == 0 and "Added 1 noqa directive in 1 file." in err
+    assert (repo / "legacy.py").read_bytes() == source.replace(
+        "caf\u00e9\r\n", "caf\u00e9  # noqa: TL501\r\n").encode("latin-1")

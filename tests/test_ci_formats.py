@@ -152,3 +152,14 @@ def test_junit_from_the_command_line_agrees_with_the_exit_status(project, capsys
     code, out, _ = _tapelint(["--format", "junit", "--fail-on", "error", "warn.py"], capsys, monkeypatch)
     assert code == 0 and ET.fromstring(out).get("failures") == "0" and list(_cases(out).values()) == ["passed"]
     assert "TL501" in out
+
+
+def test_gitlab_report_of_hostile_names_parses_as_valid_unicode(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    names = ["a/bad\udcff.py", "b/esc\x1b[2Kx.py", "b/new\nline.py"]
+    text = reporter("gitlab")([_finding(name, 'saves to `"./w\x1b[2K"`') for name in names])
+    text.encode("utf-8")  # no lone surrogate
+    issues = json.loads(text)
+    assert [i["location"]["path"] for i in issues] == ["a/bad\\xff.py", *names[1:]]
+    assert len({i["fingerprint"] for i in issues}) == 3
+    assert "\udcff" not in reporter("azure")([_finding(names[0])])
