@@ -201,7 +201,7 @@ def baseline_command(
 ) -> None:
     """Record today's findings in a baseline file, so that `check --baseline FILE` reports only new ones.
 
-    A finding is matched by its rule, its file, the flagged code and the line and function around it, not by
+    A finding is matched by its rule, its file, the flagged code and the function around it, not by
     its line number: code moving up or down, or functions reordered, keep it known.
     """
     from tapelint.commands import run_baseline_command
