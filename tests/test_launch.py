@@ -123,6 +123,10 @@ def _run(main, argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
     ["--no-cache", "no_such_file.py"],
     ["--no-cache", "--config", "missing.toml", "train_vgg.py"],
     ["--no-cache", "--format", "sarif", "--output-format", "full", "train_vgg.py"],
+    ["--no-cache"], ["check", "--no-cache", "--fail-on", "error"],
+    ["--no-cache", "--format", "gitlab", "train_vgg.py"], ["--no-cache", "--format=azure", "train_vgg.py"],
+    ["--no-cache", "--format", "junit", "--fail-on", "error", "train_vgg.py"],
+    ["--no-cache", "--baseline", "missing.json", "train_vgg.py"], ["--no-cache", "--show-baseline-stale"],
 ])
 def test_the_quick_path_prints_and_exits_as_the_typer_cli_does(project, argv, capsys, monkeypatch):
     monkeypatch.chdir(project)
