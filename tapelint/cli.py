@@ -168,7 +168,9 @@ def check(
 
     try:
         code = run_check(
-            paths=list(paths or (["-"] if stdin_filename is not None else ["."])), select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
+            # No path: the current folder, or standard input under --stdin-filename (as ruff reads them).
+            paths=list(paths or (["-"] if stdin_filename is not None else ["."])),
+            select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
             preview=preview,
             output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,

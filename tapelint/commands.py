@@ -166,6 +166,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         from tapelint.reporters.statistics import render_statistics
 
         emit_report(render_statistics(result.diagnostics, output_format), output_file)
+        if notes:
+            print("\n".join(notes), file=sys.stderr)
     else:
         render = reporter(output_format)
         report = render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors),
@@ -220,7 +222,8 @@ def _add_noqa(diagnostics: list[Diagnostic], errors: list[str], quiet: bool) -> 
     run = add_noqa([d for d in diagnostics if d not in unparsed])
     for d in unparsed:
         print(f"tapelint: warning: {d.path}:{d.line}: {d.code} is not suppressed by --add-noqa "
-              f"({'fix the syntax error' if d.code == 'TL000' else 'report it'})", file=sys.stderr)
+              f"({'fix the syntax error' if d.code == 'TL000' else 'an internal error: please report it'})",
+              file=sys.stderr)
     for line in run.skipped:
         print(f"tapelint: warning: {line}", file=sys.stderr)
     for error in run.errors:
