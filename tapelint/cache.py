@@ -92,6 +92,7 @@ def settings_key(config: Config) -> str:
 
     table = dataclasses.asdict(config)
     table.pop("source", None)  # where the settings were read from, for messages only
+    table.pop("baseline", None)  # filters the report, not a file's findings
     text = json.dumps([FORMAT, __version__, _code_fingerprint(), table], sort_keys=True, default=repr)
     return _digest(text.encode()).hexdigest()
 

@@ -29,19 +29,19 @@ class _DefaultCheckGroup(TyperGroup):
 
     # `ctx` is the click Context typer hands on (typer vendors click, under a private module name).
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V"):
-            args = ["check", *args]
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
+            args = ["check", *args]  # bare `tapelint` checks the current folder, as ruff does
         return super().parse_args(ctx, args)
 
 
 app = typer.Typer(
     cls=_DefaultCheckGroup,
     add_completion=False,
-    no_args_is_help=True,
+    no_args_is_help=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     help="tapelint finds why a TensorFlow GradientTape training loop silently fails to learn.\n\n"
-    "`tapelint PATH...` is short for `tapelint check PATH...`.",
+    "`tapelint PATH...` is short for `tapelint check PATH...`; with no path, both check the current folder.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -63,6 +63,8 @@ class ReportFormat(str, Enum):
     sarif = "sarif"
     github = "github"
     junit = "junit"
+    gitlab = "gitlab"
+    azure = "azure"
 
 
 class TextFormat(str, Enum):
@@ -107,7 +109,8 @@ class DaemonUse(str, Enum):
 
 @app.command()
 def check(
-    paths: List[str] = typer.Argument(..., help="Files or folders to lint; `-` reads standard input."),
+    paths: Optional[List[str]] = typer.Argument(None, help="Files or folders to lint (default: the current folder); "
+                                                           "`-` reads standard input."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes such as TL2, or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
     extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection, e.g. off-by-default ones."),
@@ -149,6 +152,14 @@ def check(
         None, "--probe", metavar="SCRIPT",
         help="After the static pass, run SCRIPT's first training step under the runtime probe: mark each "
              "finding in the files it runs confirmed, refuted or not-checked, and add the runtime (TL8xx) findings."),
+    # Adopting tapelint in a project that has findings today (tapelint.baseline, tapelint.add_noqa).
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
+                                            help="Report only findings not recorded in FILE (written by "
+                                                 "`tapelint baseline`; default: `baseline` in the config)."),
+    show_baseline_stale: bool = typer.Option(False, "--show-baseline-stale",
+                                             help="List the baseline's entries that are no longer found."),
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODE` comments to every line with a "
+                                                            "finding, and write the files."),
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
     from tapelint.commands import run_check
@@ -157,7 +168,9 @@ def check(
 
     try:
         code = run_check(
-            paths=paths, select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
+            # No path: the current folder, or standard input under --stdin-filename (as ruff reads them).
+            paths=list(paths or (["-"] if stdin_filename is not None else ["."])),
+            select=_split(select), ignore=_split(ignore), extend_select=_split(extend_select),
             preview=preview,
             output_format=output_format.value, stdin_filename=stdin_filename, config_file=config_file,
             jobs=jobs, exit_zero=exit_zero, quiet=quiet, force_exclude=force_exclude,
@@ -166,7 +179,40 @@ def check(
             probe_script=probe_script, statistics=statistics, respect_gitignore=respect_gitignore,
             cache=not no_cache, cache_dir=cache_dir,
             text_format=text_format.value if text_format is not None else None, color=color.value,
+            baseline=baseline, show_baseline_stale=show_baseline_stale, add_noqa=add_noqa,
         )
+    except TapelintError as error:
+        raise fail(str(error)) from None
+    raise typer.Exit(code)
+
+
+@app.command("baseline")
+def baseline_command(
+    paths: Optional[List[str]] = typer.Argument(None, help="Files or folders to record (default: the current folder)."),
+    output_file: Optional[Path] = typer.Option(
+        None, "--output-file", "-o", help="The baseline file to write (default: `baseline` in the config, "
+                                          "else .tapelint-baseline.json in the current folder)."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
+    extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Add rules to the selection."),
+    preview: bool = typer.Option(False, "--preview", help="Also run the rules in preview."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: number of cores)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Lint every file, neither reading nor writing the result cache."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+) -> None:
+    """Record today's findings in a baseline file, so that `check --baseline FILE` reports only new ones.
+
+    A finding is matched by its rule, its file, the flagged code and the function around it, not by
+    its line number: code moving up or down, or functions reordered, keep it known.
+    """
+    from tapelint.commands import run_baseline_command
+
+    try:
+        code = run_baseline_command(paths=list(paths or ["."]), output_file=output_file, config_file=config_file,
+                                    select=_split(select), ignore=_split(ignore),
+                                    extend_select=_split(extend_select), preview=preview, jobs=jobs,
+                                    cache=not no_cache, quiet=quiet)
     except TapelintError as error:
         raise fail(str(error)) from None
     raise typer.Exit(code)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
@@ -18,6 +18,9 @@ from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
 from tapelint.reporters.terminal import SourceFiles, text_options
 from tapelint.runner import LintResult, lint_paths
+
+if TYPE_CHECKING:
+    from tapelint.baseline import Baseline
 
 
 def load_config(paths: list[str], config_file: Path | None, stdin_filename: str | None = None) -> Config:
@@ -92,7 +95,8 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
               respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
-              text_format: str | None = None, color: str = "auto", preview: bool = False) -> int:
+              text_format: str | None = None, color: str = "auto", preview: bool = False,
+              baseline: Path | None = None, show_baseline_stale: bool = False, add_noqa: bool = False) -> int:
     warned: set[str] = set()
 
     def adjust(config: Config) -> Config:
@@ -125,12 +129,18 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
                          f"--format {output_format}")
     if diff and output_format != "text":
         raise InputError(f"--diff prints a unified diff; it cannot be combined with --format {output_format}")
+    known = _baseline_of(baseline, config, show_baseline_stale)
+    if add_noqa and (fix or diff or statistics or probe_script is not None or "-" in paths):
+        raise InputError("--add-noqa writes `# noqa` comments into files; it cannot be combined with "
+                         + ("--fix or --diff" if fix or diff else "--statistics" if statistics
+                            else "--probe" if probe_script is not None else "`-` (standard input)"))
     if fix or diff:
         if probe_script is not None:
             raise InputError("--probe cannot be combined with --fix or --diff: fix first, then run the probe")
         return run_fix_command(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
-                               diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color)
+                               diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color,
+                               known=known)
     sources = SourceFiles()
     progress = progress_line(sys.stderr, quiet)
     try:
@@ -146,17 +156,112 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         say_error(error)
     if result.files_checked == 0 and not result.errors and "-" not in paths:
         print("tapelint: warning: no Python files or notebooks found in the given paths", file=sys.stderr)
+    notes: list[str] = []
+    if known is not None:
+        notes = _filter_by_baseline(known, result, paths, config, sources, probe_script is not None,
+                                    show_baseline_stale, quiet)
+    if add_noqa:
+        return _add_noqa(result.diagnostics, result.errors, quiet)
     if statistics:
         from tapelint.reporters.statistics import render_statistics
 
         emit_report(render_statistics(result.diagnostics, output_format), output_file)
+        if notes:
+            print("\n".join(notes), file=sys.stderr)
     else:
         render = reporter(output_format)
-        emit_report(render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors),
-                           **text_options(output_format, text_format, color, output_file, sys.stdout, sources)),
-                    output_file)
+        report = render(result.diagnostics, result.files_checked, quiet=quiet, errors=len(result.errors),
+                        fail_on=config.fail_on,
+                        **text_options(output_format, text_format, color, output_file, sys.stdout, sources),
+                        **({"sources": sources} if output_format == "gitlab" else {}))
+        if notes and output_format == "text":
+            report += "".join(note + "\n" for note in notes)
+        elif notes:
+            print("\n".join(notes), file=sys.stderr)
+        emit_report(report, output_file)
     code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
     return max(code, 1) if probe_failed and not exit_zero else code
+
+
+def _baseline_of(option: Path | None, config: Config, show_stale: bool) -> Baseline | None:
+    """The baseline the run filters by (`--baseline`, else `baseline` in the config), read now so that a
+    missing or broken file stops the run before any work; None without one."""
+    chosen = option if option is not None else Path(config.baseline) if config.baseline else None
+    if chosen is None:
+        if show_stale:
+            raise InputError("--show-baseline-stale needs a baseline: --baseline FILE, or `baseline` in the config")
+        return None
+    from tapelint import baseline
+
+    return baseline.load(chosen)
+
+
+def _filter_by_baseline(known: Baseline, result: LintResult, paths: list[str], config: Config,
+                        sources: SourceFiles, probed: bool, show_stale: bool, quiet: bool) -> list[str]:
+    """Drop the findings the baseline holds from `result`; the lines that say what it hid and what in it
+    is stale (listed with `show_stale`)."""
+    from tapelint import baseline
+
+    codes = [c for c in (*config.enabled_codes(), "TL000") if probed or not c.startswith("TL8")]
+    outcome = baseline.apply(known, result.diagnostics, sources, baseline.covered_by(paths, known.root, codes))
+    result.diagnostics[:] = outcome.new
+    lines = [baseline.stale_line(key, count, known.names) for key, count in outcome.stale] if show_stale else []
+    stale = sum(count for _, count in outcome.stale)
+    summary = f"Baseline {known.path}: {_plural(outcome.known, 'known finding')} not shown"
+    if stale:
+        summary += (f"; {_plural(stale, 'entry', 'entries')} no longer found"
+                    + ("" if show_stale else " (--show-baseline-stale lists them; `tapelint baseline` drops them)"))
+    return [*lines, *([] if quiet else [summary + "."])]
+
+
+def _add_noqa(diagnostics: list[Diagnostic], errors: list[str], quiet: bool) -> int:
+    """`check --add-noqa`: write the `# noqa` comments; exit 0, or 2 when a file could not be read or written."""
+    from tapelint.add_noqa import add_noqa
+
+    unparsed = [d for d in diagnostics if d.code in ("TL000", "TL999")]
+    run = add_noqa([d for d in diagnostics if d not in unparsed])
+    for d in unparsed:
+        print(f"tapelint: warning: {d.path}:{d.line}: {d.code} is not suppressed by --add-noqa "
+              f"({'fix the syntax error' if d.code == 'TL000' else 'an internal error: please report it'})",
+              file=sys.stderr)
+    for line in run.skipped:
+        print(f"tapelint: warning: {line}", file=sys.stderr)
+    for error in run.errors:
+        say_error(error)
+    if not quiet:
+        print(f"Added {_plural(run.added, 'noqa directive')}"
+              + (f" in {_plural(run.files, 'file')}." if run.added else "."), file=sys.stderr)
+    return 2 if errors or run.errors else 0
+
+
+def run_baseline_command(*, paths: list[str], output_file: Path | None, config_file: Path | None,
+                         select: list[str], ignore: list[str], extend_select: list[str], preview: bool,
+                         jobs: int | None, cache: bool, quiet: bool) -> int:
+    """`tapelint baseline`: record today's findings, for `check --baseline` to hide."""
+    from tapelint import baseline
+
+    if "-" in paths:
+        raise InputError("`tapelint baseline` records files on disk; `-` (standard input) cannot be recorded")
+
+    def adjust(config: Config) -> Config:
+        config = config.with_cli(select or None, ignore or None, extend_select or None)
+        return dataclasses.replace(config, preview=True) if preview and not config.preview else config
+
+    config, finder = settings(paths, config_file, None, adjust)
+    target = output_file or (Path(config.baseline) if config.baseline else Path(baseline.DEFAULT_BASELINE))
+    if target.is_dir():
+        raise InputError(f"cannot write the baseline {target}: is a folder")
+    result = lint_inputs(paths, config, jobs, cache=cache, finder=finder)
+    for error in result.errors:
+        say_error(error)
+    root = Path(config.root) if config.root else Path(".")
+    recorded = baseline.record(result.diagnostics, target, root, SourceFiles())
+    baseline.write(recorded)
+    if not quiet:
+        files = len({key.path for key in recorded.counts})
+        print(f"Recorded {_plural(len(result.diagnostics), 'finding')} in {_plural(files, 'file')} "
+              f"({result.files_checked} checked) to {target}.", file=sys.stderr)
+    return 2 if result.errors else 0
 
 
 def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
@@ -254,14 +359,14 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     return result.exit_code_for(exit_zero)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
                     stdin_filename: str | None,
                     output_format: str, output_file: Path | None, unsafe: bool, diff: bool, exit_zero: bool,
-                    quiet: bool, text_format: str | None = None, color: str = "auto") -> int:
+                    quiet: bool, text_format: str | None = None, color: str = "auto", known: Baseline | None = None) -> int:
     """`tapelint check --fix` / `--diff`: lint, fix what can be fixed, report what remains.
 
     Like ruff: with `-` the fixed source goes to stdout and the report to stderr; `--diff` prints diffs,
@@ -301,9 +406,14 @@ def run_fix_command(*, paths: list[str], config: Config, finder: ConfigFinder | 
     sources = SourceFiles()
     if run.stdin is not None:
         sources.remember(run.stdin.name, run.stdin.after)
-    report = reporter(output_format)(run.diagnostics, files_checked, quiet=quiet,
+    if known is not None:
+        from tapelint import baseline
+
+        run.diagnostics[:] = baseline.apply(known, run.diagnostics, sources).new
+    report = reporter(output_format)(run.diagnostics, files_checked, quiet=quiet, fail_on=config.fail_on,
                                       **text_options(output_format, text_format, color, output_file, stream,
-                                                     sources))
+                                                     sources),
+                                      **({"sources": sources} if output_format == "gitlab" else {}))
     if changed and not quiet:
         if output_format == "text":
             head, _, last = report.rstrip("\n").rpartition("\n")

@@ -43,6 +43,7 @@ _TOP_KEYS = {
     "fail-on": "error, warning or info",
     "cache-dir": "a folder (relative to this pyproject.toml)",
     "preview": "true or false",
+    "baseline": "a baseline file (relative to this pyproject.toml)",
 }
 FAIL_ON = ("error", "warning", "info")
 
@@ -74,6 +75,7 @@ class Config:
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     probe: tuple[tuple[str, Any], ...] = ()
     cache_dir: str | None = None  # where the result cache lives (default: .tapelint_cache at the root)
+    baseline: str | None = None  # `--baseline`'s file from the config: findings recorded in it are not reported
     root: str | None = None  # folder of the pyproject.toml the settings came from
     source: str | None = None
 
@@ -305,6 +307,10 @@ def parse(table: dict[str, Any], where: str, root: str | None) -> Config:
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where}: `cache-dir` must be a folder name (a string)")
             values["cache_dir"] = str(Path(root or ".") / os.path.expanduser(value))
+        elif key == "baseline":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: `baseline` must be a file name (a string)")
+            values["baseline"] = str(Path(root or ".") / os.path.expanduser(value))
         elif key == "probe":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: [tool.tapelint.probe] must be a table")

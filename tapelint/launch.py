@@ -19,7 +19,7 @@ from tapelint.errors import (EXIT_ERROR, EXIT_INTERRUPTED, TapelintError, say_er
                              say_interrupted)
 
 # Every command of the typer app (a first word that is one of these is that command, not a path).
-COMMANDS = frozenset({"check", "probe", "clean", "rules", "rule", "server", "daemon"})
+COMMANDS = frozenset({"check", "probe", "clean", "rules", "rule", "server", "daemon", "baseline"})
 
 # Flags: option -> (parameter of run_check, value it sets).
 FLAGS: dict[str, tuple[str, bool]] = {
@@ -35,12 +35,14 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "--no-cache": ("cache", False),
     "--statistics": ("statistics", True),
     "--preview": ("preview", True),
+    "--show-baseline-stale": ("show_baseline_stale", True),
+    "--add-noqa": ("add_noqa", True),
 }
 # Options that may be repeated; each value may hold several, comma-separated.
 LISTS: dict[str, str] = {"--select": "select", "--ignore": "ignore", "--extend-select": "extend_select"}
 # Options with one value of a fixed set of choices.
 CHOICES: dict[str, tuple[str, frozenset[str]]] = {
-    "--format": ("output_format", frozenset({"text", "json", "sarif", "github", "junit"})),
+    "--format": ("output_format", frozenset({"text", "json", "sarif", "github", "junit", "gitlab", "azure"})),
     "--output-format": ("text_format", frozenset({"full", "concise"})),
     "--color": ("color", frozenset({"auto", "always", "never"})),
     "--fail-on": ("fail_on", frozenset({"error", "warning", "info"})),
@@ -48,7 +50,7 @@ CHOICES: dict[str, tuple[str, frozenset[str]]] = {
 }
 # Options whose value is a path.
 PATHS: dict[str, str] = {"--output-file": "output_file", "-o": "output_file", "--config": "config_file",
-                         "--cache-dir": "cache_dir"}
+                         "--cache-dir": "cache_dir", "--baseline": "baseline"}
 STRINGS: dict[str, str] = {"--stdin-filename": "stdin_filename"}
 INTEGERS: dict[str, str] = {"--jobs": "jobs", "-j": "jobs"}  # at least 1
 
@@ -58,6 +60,7 @@ DEFAULTS: dict[str, object] = {
     "fail_on": None, "fix": False, "unsafe_fixes": False, "diff": False, "output_file": None,
     "probe_script": None, "statistics": False, "respect_gitignore": True, "cache": True, "cache_dir": None,
     "text_format": None, "color": "auto", "daemon": "use", "preview": False,
+    "baseline": None, "show_baseline_stale": False, "add_noqa": False,
 }
 
 
@@ -114,7 +117,8 @@ def quick_check_arguments(argv: list[str]) -> dict[str, object] | None:
                 return None
             kwargs[INTEGERS[name]] = int(value)
     if not paths:
-        return None
+        # No path: the current folder, or standard input under --stdin-filename (as ruff reads them).
+        paths = ["-"] if kwargs["stdin_filename"] is not None else ["."]
     kwargs["paths"] = paths
     if any(lists.values()):
         # Only here: tapelint.config is a heavy import, and a check sent to the daemon never needs it.

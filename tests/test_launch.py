@@ -72,7 +72,7 @@ def test_every_check_option_but_help_and_probe_has_a_quick_path():
 
 @pytest.mark.parametrize("argv", [
     ["--help"], ["-h", "src"], ["rules"], ["rule", "TL001"], ["probe", "train.py"], ["clean"], ["server"],
-    ["check"], [], ["--probe", "train.py", "src"], ["--", "src"], ["-qj2", "src"], ["--no-such", "src"],
+    ["--probe", "train.py", "src"], ["--", "src"], ["-qj2", "src"], ["--no-such", "src"],
     ["--format", "xml", "src"], ["--format"], ["-j", "0", "src"], ["-j", "two", "src"], ["--jobs=", "src"],
     ["--select", "-q", "src"], ["--exit-zero=yes", "src"], ["--version", "src"],
 ])
@@ -123,6 +123,10 @@ def _run(main, argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
     ["--no-cache", "no_such_file.py"],
     ["--no-cache", "--config", "missing.toml", "train_vgg.py"],
     ["--no-cache", "--format", "sarif", "--output-format", "full", "train_vgg.py"],
+    ["--no-cache"], ["check", "--no-cache", "--fail-on", "error"],
+    ["--no-cache", "--format", "gitlab", "train_vgg.py"], ["--no-cache", "--format=azure", "train_vgg.py"],
+    ["--no-cache", "--format", "junit", "--fail-on", "error", "train_vgg.py"],
+    ["--no-cache", "--baseline", "missing.json", "train_vgg.py"], ["--no-cache", "--show-baseline-stale"],
 ])
 def test_the_quick_path_prints_and_exits_as_the_typer_cli_does(project, argv, capsys, monkeypatch):
     monkeypatch.chdir(project)

@@ -7,7 +7,7 @@ from typing import Callable
 Reporter = Callable[..., str]
 
 # The output formats; each reporter is imported only when its format is asked for (a run imports one).
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "azure")
 
 
 def reporter(name: str) -> Reporter:
@@ -24,6 +24,12 @@ def reporter(name: str) -> Reporter:
     if name == "junit":
         from tapelint.reporters.junit import render_junit
         return render_junit
+    if name == "gitlab":
+        from tapelint.reporters.gitlab import render_gitlab
+        return render_gitlab
+    if name == "azure":
+        from tapelint.reporters.azure import render_azure
+        return render_azure
     if name == "text":
         from tapelint.reporters.text import render_text
         return render_text
