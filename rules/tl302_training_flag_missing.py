@@ -127,7 +127,10 @@ class TrainingFlagMissing(Rule):
     or an optimizer applies them): a saliency or attribution tape runs the model in inference mode on
     purpose. A model whose weights the tape does not differentiate (a distillation teacher, a target
     network) is not reported either. A model whose `trainable` is set to False is left to TL301 (a frozen BatchNorm backbone
-    wants `training=False`). A `training` argument passed through from a parameter is trusted, and so
+    wants `training=False`). The BatchNormalization of a frozen part (`backbone.trainable = False`, the
+    transfer-learning guide's way) runs in inference mode whatever the flag says (TF 2.0 and later,
+    Keras 3), and so does a part called with `training=False`: they are not counted, and a model whose
+    only such layers are there is not reported (its Dropout, if it has one, still is). A `training` argument passed through from a parameter is trusted, and so
     is a subclass's own mode parameter (`def call(self, x, is_training=False)` that hands
     `training=is_training` to its layers) when the call passes it. A model handed to a trainer class
     through its constructor (`Trainer(get_encoder())`, then `self.encoder(x)`) is followed.
@@ -152,7 +155,7 @@ class TrainingFlagMissing(Rule):
 
     code = "TL302"
     name = "training-flag-missing"
-    message = "`{call}` runs inside the tape without `training=True`, so its {layers} run in inference mode: {effect}"
+    message = "`{call}` runs inside the tape without `training=True`, so it runs its {layers} in inference mode: {effect}"
     severity = Severity.WARNING
     triggers = ("GradientTape",)
     fixable = True
@@ -183,7 +186,7 @@ class TrainingFlagMissing(Rule):
             owners = _trained_models(facts, site)
             if owners is None or (owners and not _trains_callee(facts, site, owners)):
                 continue  # not a training tape, or a model it does not train (a teacher, a target net)
-            layers = mode_layers(facts, call.func, site.scope, site.order)
+            layers = mode_layers(facts, call.func, site.scope, site.order, follows_flag=True)
             if not layers:
                 continue
             effect = []

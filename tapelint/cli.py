@@ -149,6 +149,12 @@ def check(
         None, "--probe", metavar="SCRIPT",
         help="After the static pass, run SCRIPT's first training step under the runtime probe: mark each "
              "finding in the files it runs confirmed, refuted or not-checked, and add the runtime (TL8xx) findings."),
+    show_settings: bool = typer.Option(False, "--show-settings", help="Print the settings the first path is linted "
+                                                                      "with and the pyproject.toml they come from; lint nothing."),
+    show_files: bool = typer.Option(False, "--show-files", help="Print every file the run would lint, one a line; "
+                                                                "lint nothing."),
+    watch: bool = typer.Option(False, "--watch", "-w", help="Lint, then lint again whenever a file under the paths "
+                                                            "changes (only changed files are parsed again); Ctrl-C stops."),
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
     from tapelint.commands import run_check
@@ -166,6 +172,7 @@ def check(
             probe_script=probe_script, statistics=statistics, respect_gitignore=respect_gitignore,
             cache=not no_cache, cache_dir=cache_dir,
             text_format=text_format.value if text_format is not None else None, color=color.value,
+            show_settings=show_settings, show_files=show_files, watch=watch,
         )
     except TapelintError as error:
         raise fail(str(error)) from None

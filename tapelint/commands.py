@@ -12,7 +12,7 @@ from typing import Callable
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.errors import ConfigError, InputError, say_error
+from tapelint.errors import ConfigError, InputError, TapelintError, say_error
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
@@ -92,7 +92,9 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               output_file: Path | None = None, probe_script: str | None = None,
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
               respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
-              text_format: str | None = None, color: str = "auto", preview: bool = False) -> int:
+              text_format: str | None = None, color: str = "auto", preview: bool = False,
+              show_settings: bool = False, show_files: bool = False, watch: bool = False,
+              watch_control: object | None = None) -> int:
     warned: set[str] = set()
 
     def adjust(config: Config) -> Config:
@@ -115,6 +117,14 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         return config
 
     config, finder = settings(paths, config_file, stdin_filename, adjust)
+    if show_settings or show_files or watch:
+        _check_show_and_watch(paths, show_settings, show_files, watch, fix, diff, probe_script)
+    if show_settings or show_files:
+        from tapelint import show
+
+        if show_settings:
+            return show.show_settings(paths, config, finder, stdin_filename)
+        return show.show_files(paths, config, finder)
     if unsafe_fixes and not (fix or diff):
         raise InputError("--unsafe-fixes only applies with --fix or --diff")
     if statistics and (fix or diff or output_format not in ("text", "json")):
@@ -131,6 +141,55 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         return run_fix_command(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
                                diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color)
+    if watch:
+        return _watch(paths, config_file, adjust, lambda config, finder: _check_once(
+            paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename, cache=cache,
+            quiet=True, probe_script=None, statistics=statistics, output_format=output_format,
+            output_file=output_file, text_format=text_format, color=color, exit_zero=exit_zero), watch_control)
+    return _check_once(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
+                       cache=cache, quiet=quiet, probe_script=probe_script, statistics=statistics,
+                       output_format=output_format, output_file=output_file, text_format=text_format, color=color,
+                       exit_zero=exit_zero)[0]
+
+
+def _check_show_and_watch(paths: list[str], show_settings: bool, show_files: bool, watch: bool, fix: bool,
+                          diff: bool, probe_script: str | None) -> None:
+    """Usage errors of --show-settings, --show-files and --watch (each is a mode of its own)."""
+    chosen = [name for name, on in (("--show-settings", show_settings), ("--show-files", show_files),
+                                    ("--watch", watch), ("--fix", fix), ("--diff", diff),
+                                    ("--probe", probe_script is not None)) if on]
+    if len(chosen) > 1:
+        raise InputError(f"{chosen[0]} cannot be combined with {chosen[1]}")
+    if watch and "-" in paths:
+        raise InputError("--watch watches files: it cannot read standard input (`-`)")
+
+
+def _watch(paths: list[str], config_file: Path | None, adjust: Callable[[Config], Config],
+           once: Callable[[Config, ConfigFinder | None], tuple[int, int, LintResult]],
+           control: object | None) -> int:
+    """`check --watch`: one check, then one more after each change (tapelint.watch). The settings are read
+    again for each pass (a pyproject.toml may be what changed); an error in them is said, and the watch
+    goes on."""
+    from tapelint import watch
+
+    def run() -> tuple[int, object]:
+        try:
+            config, finder = settings(paths, config_file, None, adjust)
+            _code, count, result = once(config, finder)
+        except TapelintError as error:
+            say_error(str(error))
+            return 0, None
+        return count, result
+
+    chosen = control if isinstance(control, watch.Control) else None
+    return watch.watch(run, [Path(p) for p in paths], sys.stdout, chosen)
+
+
+def _check_once(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
+                stdin_filename: str | None, cache: bool, quiet: bool, probe_script: str | None, statistics: bool,
+                output_format: str, output_file: Path | None, text_format: str | None, color: str,
+                exit_zero: bool) -> tuple[int, int, LintResult]:
+    """Lint and report once: (exit code, number of findings, the result)."""
     sources = SourceFiles()
     progress = progress_line(sys.stderr, quiet)
     try:
@@ -156,7 +215,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
                            **text_options(output_format, text_format, color, output_file, sys.stdout, sources)),
                     output_file)
     code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
-    return max(code, 1) if probe_failed and not exit_zero else code
+    return (max(code, 1) if probe_failed and not exit_zero else code), len(result.diagnostics), result
 
 
 def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
