@@ -145,6 +145,8 @@ class TrainingFlagMissing(Rule):
     ## References
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
     - https://keras.io/getting_started/faq/ (the `training` argument in `call()`)
+    - https://keras.io/guides/transfer_learning/ (a frozen BatchNormalization layer runs in inference mode;
+      call a frozen base model with `training=False`)
     - https://github.com/tensorflow/tensorflow/issues/31184 (custom loop worse than fit; fixed by `training=True`)
     - https://github.com/tensorflow/tensorflow/issues/28028
     - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
@@ -316,6 +318,28 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             "near miss: no Dropout or BatchNorm, the flag changes nothing",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+base_model = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+base_model.trainable = False
+inputs = tf.keras.Input(shape=(160, 160, 3))
+x = base_model(inputs, training=False)
+outputs = tf.keras.layers.Dense(1)(tf.keras.layers.GlobalAveragePooling2D()(x))
+model = tf.keras.Model(inputs, outputs)
+optimizer = tf.keras.optimizers.Adam(1e-4)
+loss_fn = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+
+for images, labels in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: the only BatchNorm is in a backbone frozen on purpose, which runs in inference mode "
+            "whatever the flag (Keras' transfer-learning guide)",
         ),
     ]
     INVALID = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
@@ -145,7 +145,9 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         return _watch(paths, config_file, adjust, lambda config, finder: _check_once(
             paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename, cache=cache,
             quiet=True, probe_script=None, statistics=statistics, output_format=output_format,
-            output_file=output_file, text_format=text_format, color=color, exit_zero=exit_zero), watch_control)
+            output_file=output_file, text_format=text_format, color=color, exit_zero=exit_zero), watch_control,
+            # The watch's own lines go with a text report; a machine-read report on stdout stays parseable.
+            sys.stdout if output_format == "text" and output_file is None else sys.stderr)
     return _check_once(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
                        cache=cache, quiet=quiet, probe_script=probe_script, statistics=statistics,
                        output_format=output_format, output_file=output_file, text_format=text_format, color=color,
@@ -166,7 +168,7 @@ def _check_show_and_watch(paths: list[str], show_settings: bool, show_files: boo
 
 def _watch(paths: list[str], config_file: Path | None, adjust: Callable[[Config], Config],
            once: Callable[[Config, ConfigFinder | None], tuple[int, int, LintResult]],
-           control: object | None) -> int:
+           control: object | None, out: TextIO) -> int:
     """`check --watch`: one check, then one more after each change (tapelint.watch). The settings are read
     again for each pass (a pyproject.toml may be what changed); an error in them is said, and the watch
     goes on."""
@@ -182,7 +184,7 @@ def _watch(paths: list[str], config_file: Path | None, adjust: Callable[[Config]
         return count, result
 
     chosen = control if isinstance(control, watch.Control) else None
-    return watch.watch(run, [Path(p) for p in paths], sys.stdout, chosen)
+    return watch.watch(run, [Path(p) for p in paths], out, chosen)
 
 
 def _check_once(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
