@@ -111,7 +111,7 @@ def test_watch_without_a_change_does_not_lint_again(project: Path, monkeypatch):
 def test_watch_reads_an_edited_config_again(project: Path):
     seen = []
     steps = [lambda result: (seen.append(_lines(result)),
-                             (project / "pyproject.toml").write_text('[tool.tapelint]\nignore = ["TL101"]\n')),
+                             (project / "pyproject.toml").write_text('[tool.tapelint]\nselect = ["TL102"]\n')),
              lambda result: seen.append(_lines(result))]
     _watch(project, steps)
     assert seen == [["a.py:5"], []]
@@ -183,3 +183,15 @@ def test_watch_with_a_json_report_keeps_stdout_parseable(project: Path, capsys):
     for captured, count in zip(reports, (1, 2)):
         assert len(json.loads(captured.out)["diagnostics"]) == count
         assert "Watching for file changes." in captured.err
+
+
+def test_a_broken_config_while_watching_is_said_and_the_watch_goes_on(project: Path, capsys):
+    seen = []
+    steps = [lambda result: (project / "pyproject.toml").write_text("[tool.tapelint\n"),
+             lambda result: (seen.append(result), (project / "pyproject.toml").write_text('[tool.tapelint]\nselect = ["TL101"]\n')),
+             lambda result: seen.append(_lines(result))]
+    assert _watch(project, steps) == 0
+    assert seen == [None, ["a.py:5"]]
+    captured = capsys.readouterr()
+    assert "tapelint: error:" in captured.err and "invalid TOML" in captured.err
+    assert "Traceback" not in captured.err
