@@ -144,7 +144,10 @@ class TrainingFlagMissing(Rule):
     or an optimizer applies them): a saliency or attribution tape runs the model in inference mode on
     purpose. A model whose weights the tape does not differentiate (a distillation teacher, a target
     network) is not reported either. A model whose `trainable` is set to False is left to TL301 (a frozen BatchNorm backbone
-    wants `training=False`). A `training` argument passed through from a parameter is trusted, and so
+    wants `training=False`). The BatchNormalization of a frozen part (`backbone.trainable = False`, the
+    transfer-learning guide's way) runs in inference mode whatever the flag says (TF 2.0 and later,
+    Keras 3), and so does a part called with `training=False`: they are not counted, and a model whose
+    only such layers are there is not reported (its Dropout, if it has one, still is). A `training` argument passed through from a parameter is trusted, and so
     is a subclass's own mode parameter (`def call(self, x, is_training=False)` that hands
     `training=is_training` to its layers) when the call passes it. A model handed to a trainer class
     through its constructor (`Trainer(get_encoder())`, then `self.encoder(x)`) is followed.
@@ -159,6 +162,8 @@ class TrainingFlagMissing(Rule):
     ## References
     - https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch
     - https://keras.io/getting_started/faq/ (the `training` argument in `call()`)
+    - https://keras.io/guides/transfer_learning/ (a frozen BatchNormalization layer runs in inference mode;
+      call a frozen base model with `training=False`)
     - https://github.com/tensorflow/tensorflow/issues/31184 (custom loop worse than fit; fixed by `training=True`)
     - https://github.com/tensorflow/tensorflow/issues/28028
     - `examples/seed2_vgg_cifar_loop.py`, a reproduction of the Stack Overflow question "Tensorflow 2
@@ -169,7 +174,7 @@ class TrainingFlagMissing(Rule):
 
     code = "TL302"
     name = "training-flag-missing"
-    message = "`{call}` runs inside the tape without `training=True`, so its {layers} run in inference mode: {effect}"
+    message = "`{call}` runs inside the tape without `training=True`, so it runs its {layers} in inference mode: {effect}"
     severity = Severity.WARNING
     triggers = ("GradientTape",)
     fixable = True
@@ -200,7 +205,7 @@ class TrainingFlagMissing(Rule):
             owners = _trained_models(facts, site)
             if owners is None or (owners and not _trains_callee(facts, site, owners)):
                 continue  # not a training tape, or a model it does not train (a teacher, a target net)
-            layers = mode_layers(facts, call.func, site.scope, site.order)
+            layers = mode_layers(facts, call.func, site.scope, site.order, follows_flag=True)
             if not layers:
                 continue
             effect = []
@@ -330,6 +335,28 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """,
             "near miss: no Dropout or BatchNorm, the flag changes nothing",
+        ),
+        Valid(
+            """
+import tensorflow as tf
+
+base_model = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+base_model.trainable = False
+inputs = tf.keras.Input(shape=(160, 160, 3))
+x = base_model(inputs, training=False)
+outputs = tf.keras.layers.Dense(1)(tf.keras.layers.GlobalAveragePooling2D()(x))
+model = tf.keras.Model(inputs, outputs)
+optimizer = tf.keras.optimizers.Adam(1e-4)
+loss_fn = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+
+for images, labels in batches:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""",
+            "near miss: the only BatchNorm is in a backbone frozen on purpose, which runs in inference mode "
+            "whatever the flag (Keras' transfer-learning guide)",
         ),
     ]
     INVALID = [

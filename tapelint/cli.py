@@ -160,6 +160,12 @@ def check(
                                              help="List the baseline's entries that are no longer found."),
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODE` comments to every line with a "
                                                             "finding, and write the files."),
+    show_settings: bool = typer.Option(False, "--show-settings", help="Print the settings the first path is linted "
+                                                                      "with and the pyproject.toml they come from; lint nothing."),
+    show_files: bool = typer.Option(False, "--show-files", help="Print every file the run would lint, one a line; "
+                                                                "lint nothing."),
+    watch: bool = typer.Option(False, "--watch", "-w", help="Lint, then lint again whenever a file under the paths "
+                                                            "changes (only changed files are parsed again); Ctrl-C stops."),
 ) -> None:
     """Lint Python files and folders for GradientTape training-loop bugs."""
     from tapelint.commands import run_check
@@ -180,6 +186,7 @@ def check(
             cache=not no_cache, cache_dir=cache_dir,
             text_format=text_format.value if text_format is not None else None, color=color.value,
             baseline=baseline, show_baseline_stale=show_baseline_stale, add_noqa=add_noqa,
+            show_settings=show_settings, show_files=show_files, watch=watch,
         )
     except TapelintError as error:
         raise fail(str(error)) from None

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from tapelint import config as config_mod
 from tapelint.config import Config, ConfigFinder
 from tapelint.diagnostic import Diagnostic, Severity
-from tapelint.errors import ConfigError, InputError, say_error
+from tapelint.errors import ConfigError, InputError, TapelintError, say_error
 from tapelint.files import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, check_size, decode
 from tapelint.reporters import reporter
 from tapelint.reporters.progress import ProgressLine, progress_line
@@ -96,7 +96,9 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
               force_exclude: bool = False, fail_on: str | None = None, statistics: bool = False,
               respect_gitignore: bool = True, cache: bool = True, cache_dir: Path | None = None,
               text_format: str | None = None, color: str = "auto", preview: bool = False,
-              baseline: Path | None = None, show_baseline_stale: bool = False, add_noqa: bool = False) -> int:
+              baseline: Path | None = None, show_baseline_stale: bool = False, add_noqa: bool = False,
+              show_settings: bool = False, show_files: bool = False, watch: bool = False,
+              watch_control: object | None = None) -> int:
     warned: set[str] = set()
 
     def adjust(config: Config) -> Config:
@@ -119,6 +121,14 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         return config
 
     config, finder = settings(paths, config_file, stdin_filename, adjust)
+    if show_settings or show_files or watch:
+        _check_show_and_watch(paths, show_settings, show_files, watch, fix, diff, probe_script, add_noqa)
+    if show_settings or show_files:
+        from tapelint import show
+
+        if show_settings:
+            return show.show_settings(paths, config, finder, stdin_filename)
+        return show.show_files(paths, config, finder)
     if unsafe_fixes and not (fix or diff):
         raise InputError("--unsafe-fixes only applies with --fix or --diff")
     if statistics and (fix or diff or output_format not in ("text", "json")):
@@ -141,6 +151,60 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
                                output_format=output_format, output_file=output_file, unsafe=unsafe_fixes,
                                diff=diff, exit_zero=exit_zero, quiet=quiet, text_format=text_format, color=color,
                                known=known)
+    if watch:
+        return _watch(paths, config_file, adjust, lambda config, finder: _check_once(
+            paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename, cache=cache,
+            quiet=True, probe_script=None, statistics=statistics, output_format=output_format,
+            output_file=output_file, text_format=text_format, color=color, exit_zero=exit_zero,
+            known=known, show_baseline_stale=show_baseline_stale, add_noqa=False), watch_control,
+            # The watch's own lines go with a text report; a machine-read report on stdout stays parseable.
+            sys.stdout if output_format == "text" and output_file is None else sys.stderr)
+    return _check_once(paths=paths, config=config, finder=finder, jobs=jobs, stdin_filename=stdin_filename,
+                       cache=cache, quiet=quiet, probe_script=probe_script, statistics=statistics,
+                       output_format=output_format, output_file=output_file, text_format=text_format, color=color,
+                       exit_zero=exit_zero, known=known, show_baseline_stale=show_baseline_stale,
+                       add_noqa=add_noqa)[0]
+
+
+def _check_show_and_watch(paths: list[str], show_settings: bool, show_files: bool, watch: bool, fix: bool,
+                          diff: bool, probe_script: str | None, add_noqa: bool = False) -> None:
+    """Usage errors of --show-settings, --show-files and --watch (each is a mode of its own)."""
+    chosen = [name for name, on in (("--show-settings", show_settings), ("--show-files", show_files),
+                                    ("--watch", watch), ("--fix", fix), ("--diff", diff),
+                                    ("--probe", probe_script is not None), ("--add-noqa", add_noqa)) if on]
+    if len(chosen) > 1:
+        raise InputError(f"{chosen[0]} cannot be combined with {chosen[1]}")
+    if watch and "-" in paths:
+        raise InputError("--watch watches files: it cannot read standard input (`-`)")
+
+
+def _watch(paths: list[str], config_file: Path | None, adjust: Callable[[Config], Config],
+           once: Callable[[Config, ConfigFinder | None], tuple[int, int, LintResult]],
+           control: object | None, out: TextIO) -> int:
+    """`check --watch`: one check, then one more after each change (tapelint.watch). The settings are read
+    again for each pass (a pyproject.toml may be what changed); an error in them is said, and the watch
+    goes on."""
+    from tapelint import watch
+
+    def run() -> tuple[int, object]:
+        try:
+            config, finder = settings(paths, config_file, None, adjust)
+            _code, count, result = once(config, finder)
+        except TapelintError as error:
+            say_error(str(error))
+            return 0, None
+        return count, result
+
+    chosen = control if isinstance(control, watch.Control) else None
+    return watch.watch(run, [Path(p) for p in paths], out, chosen)
+
+
+def _check_once(*, paths: list[str], config: Config, finder: ConfigFinder | None, jobs: int | None,
+                stdin_filename: str | None, cache: bool, quiet: bool, probe_script: str | None, statistics: bool,
+                output_format: str, output_file: Path | None, text_format: str | None, color: str,
+                exit_zero: bool, known: Baseline | None, show_baseline_stale: bool,
+                add_noqa: bool) -> tuple[int, int, LintResult]:
+    """Lint and report once: (exit code, number of findings, the result)."""
     sources = SourceFiles()
     progress = progress_line(sys.stderr, quiet)
     try:
@@ -161,7 +225,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
         notes = _filter_by_baseline(known, result, paths, config, sources, probe_script is not None,
                                     show_baseline_stale, quiet)
     if add_noqa:
-        return _add_noqa(result.diagnostics, result.errors, quiet)
+        return _add_noqa(result.diagnostics, result.errors, quiet), len(result.diagnostics), result
     if statistics:
         from tapelint.reporters.statistics import render_statistics
 
@@ -180,7 +244,7 @@ def run_check(*, paths: list[str], select: list[str], ignore: list[str], extend_
             print("\n".join(notes), file=sys.stderr)
         emit_report(report, output_file)
     code = exit_code(result.diagnostics, result.errors, exit_zero, config.fail_on)
-    return max(code, 1) if probe_failed and not exit_zero else code
+    return (max(code, 1) if probe_failed and not exit_zero else code), len(result.diagnostics), result
 
 
 def _baseline_of(option: Path | None, config: Config, show_stale: bool) -> Baseline | None:

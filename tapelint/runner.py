@@ -192,6 +192,20 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def files_to_lint(paths: list[Path], config: Config, finder: ConfigFinder | None,
+                  problems: list[str]) -> list[SourceFile]:
+    """The files a run over `paths` lints (what `check --show-files` prints); a path that cannot be read
+    is one line in `problems`. With a finder, each path is walked with the settings of its folder."""
+    if finder is None:
+        return discover(paths, config, problems)
+    walked: dict[Path, SourceFile] = {}
+    for path in paths:
+        for discovered in discover([path], finder.for_path(path), problems):
+            if discovered.path not in walked or discovered.explicit:
+                walked[discovered.path] = discovered  # named on the command line wins, whatever the order
+    return sorted(walked.values(), key=lambda f: str(f.path))
+
+
 def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
                cache: Cache | None = None, finder: ConfigFinder | None = None,
                progress: Callable[[int, int], None] | None = None) -> LintResult:
@@ -205,15 +219,7 @@ def lint_paths(paths: list[Path], config: Config, jobs: int | None = None,
     problems: list[str] = []
     forget_resolved_folders()
     forget_import_tables()
-    if finder is None:
-        files = discover(paths, config, problems)
-    else:
-        walked: dict[Path, SourceFile] = {}
-        for path in paths:
-            for discovered in discover([path], finder.for_path(path), problems):
-                if discovered.path not in walked or discovered.explicit:
-                    walked[discovered.path] = discovered  # named on the command line wins, whatever the order
-        files = sorted(walked.values(), key=lambda f: str(f.path))
+    files = files_to_lint(paths, config, finder, problems)
     result = LintResult(files_checked=len(files), errors=problems)
     if progress is not None:
         progress(0, len(files))

@@ -85,4 +85,4 @@ def test_github_annotations_are_one_line_each_without_control_characters():
 
 def test_statistics_name_only_rules():
     # Counts per rule carry no file name or message: nothing of the user's reaches them.
-    assert render_statistics(_findings()) == "4\tTL502\tremoved-keras-api\n"
+    assert render_statistics(_findings()) == "4\tTL502\t[ ] removed-keras-api\n"

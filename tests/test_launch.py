@@ -61,7 +61,7 @@ def test_every_option_the_quick_path_reads_is_the_check_commands_option_of_the_s
 
 def test_every_check_option_but_help_and_probe_has_a_quick_path():
     read = {*launch.FLAGS, *launch.LISTS, *launch.CHOICES, *launch.PATHS, *launch.STRINGS, *launch.INTEGERS}
-    assert set(_options()) - read == {"--probe"}
+    assert set(_options()) - read == {"--probe", "--show-settings", "--show-files", "--watch", "-w"}
     defaults = {param.name: param.default for param in _check_command().params}
     assert launch.DEFAULTS["cache"] is (not defaults["no_cache"])
     for name, value in launch.DEFAULTS.items():

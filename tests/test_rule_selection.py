@@ -99,7 +99,7 @@ def test_statistics_counts_findings_per_rule_most_first(tmp_path: Path):
     assert result.exit_code == 1
     rows = [line.split("\t") for line in result.output.strip().splitlines()]
     # `decay=` has no safe fix, so TL501 is not marked all-fixable; `lr=` alone is.
-    assert rows == [["3", "TL501", "removed-optimizer-argument"], ["2", "TL101", "softmax-output-with-from-logits"]]
+    assert rows == [["3", "TL501", "[ ] removed-optimizer-argument"], ["2", "TL101", "[ ] softmax-output-with-from-logits"]]
     as_json = CliRunner().invoke(app, ["--statistics", "--format", "json", str(tmp_path)])
     data = __import__("json").loads(as_json.output)
     assert data[0] == {"code": "TL501", "name": "removed-optimizer-argument", "count": 3, "fixable": 2}

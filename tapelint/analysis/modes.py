@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.analysis.constants import boolean
-from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
 from tapelint.analysis.keras import application_has_batchnorm, application_name, layer_class
 from tapelint.analysis.models import KerasModel, expr_order, layer_constructions, model_reader
 from tapelint.analysis.names import dotted
@@ -23,11 +23,29 @@ def is_mode_layer(cls: str) -> bool:
 
 
 class _ModeReader:
-    def __init__(self, facts: Facts) -> None:
+    def __init__(self, facts: Facts, follows_flag: bool = False) -> None:
         self.f = facts
         self.reader = model_reader(facts)
         self.seen: set[int] = set()
         self.budget = 400
+        self.follows_flag = follows_flag
+
+    def _fixed_mode(self, found: list[str], func: cst.BaseExpression, call: cst.Call | None = None) -> list[str]:
+        """With `follows_flag`, what of `found` (the mode layers of a nested model or layer) still follows the
+        outer call's `training` flag. A nested call with `training=False` fixes its whole mode; a frozen
+        part (`backbone.trainable = False`) runs its BatchNormalization in inference mode whatever the flag
+        (TF 2.0 and later, Keras 3: the transfer-learning guide's way of freezing a backbone), while its
+        Dropout still follows it."""
+        if not self.follows_flag:
+            return found
+        if call is not None:
+            flag = keyword_arg(call, "training")
+            if flag is not None and boolean(flag.value) is False:
+                return []
+        name = dotted(func)
+        if name is not None and any(boolean(b.value) is False for b in self.f.bindings_of(f"{name}.trainable")):
+            return [cls for cls in found if "BatchNormalization" not in cls]
+        return found
 
     def of_callee(self, func: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
         """Mode-dependent layers of the model or layer that `func(...)` calls."""
@@ -58,7 +76,7 @@ class _ModeReader:
             # A model nested in it (a backbone, a Sequential block): its own layers.
             for entry in info.stack or ():
                 if entry is not None and entry.layer is None:
-                    found += self._nested(entry.node, entry.scope, entry.order)
+                    found += self._fixed_mode(self._nested(entry.node, entry.scope, entry.order), entry.node)
         elif info.kind == "functional" and isinstance(construction, cst.Call):
             outputs = arg_value(construction, 1, "outputs")
             at = expr_order(self.f, construction, order)
@@ -98,7 +116,7 @@ class _ModeReader:
                     for ret in self.f.returns_of(helper):
                         found += self._graph(ret.value, helper, ret.order, depth + 1)
             elif dotted(expr.func) is not None:
-                found += self.of_callee(expr.func, scope, order)
+                found += self._fixed_mode(self.of_callee(expr.func, scope, order), expr.func, expr)
             for arg in expr.args:
                 found += self._graph(arg.value, scope, order, depth + 1)
             return found
@@ -127,10 +145,12 @@ def _unique(items: list[str]) -> list[str]:
     return out
 
 
-def mode_layers(facts: Facts, func: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+def mode_layers(facts: Facts, func: cst.BaseExpression, scope: Scope, order: int,
+                follows_flag: bool = False) -> list[str]:
     """Dropout/BatchNorm-like layers inside what `func(...)` calls (a model or a layer), as far as the
-    file shows them. Empty when there are none or the model cannot be read."""
-    return _ModeReader(facts).of_callee(func, scope, order)
+    file shows them. Empty when there are none or the model cannot be read. With `follows_flag`, only
+    those whose behaviour the call's `training` flag decides (not the BatchNorm of a frozen backbone)."""
+    return _ModeReader(facts, follows_flag).of_callee(func, scope, order)
 
 
 def call_defaults_to_training(facts: Facts, site: CallSite) -> bool:

@@ -23,6 +23,8 @@ def render_statistics(diagnostics: list[Diagnostic], output_format: str = "text"
     if not rows:
         return ""
     width = max(len(str(row["count"])) for row in rows)
-    lines = [f"{row['count']:>{width}}\t{row['code']}\t{'[*] ' if row['fixable'] == row['count'] else ''}"
+    code_width = max(len(row["code"]) for row in rows)
+    # `[ ]` where not every finding is safely fixable, as ruff prints it, so the names line up.
+    lines = [f"{row['count']:>{width}}\t{row['code']:<{code_width}}\t{'[*]' if row['fixable'] == row['count'] else '[ ]'} "
              f"{row['name']}" for row in rows]
     return "\n".join(lines) + "\n"
