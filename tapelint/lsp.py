@@ -69,6 +69,7 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     save=True,
 )
 _PYTHON_CELLS = frozenset({"python", "python3", "ipython", "ipython3"})
+_JSON_START = re.compile(r"\s*[{\[]")
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -738,7 +739,7 @@ class TapelintServer(LanguageServer):
         return Path(url2pathname(parsed.path))
 
     def is_lintable(self, uri: str) -> bool:
-        """Python files and unsaved Python buffers; never notebooks, TOML or whatever else a client syncs."""
+        """Python files and unsaved Python buffers; never notebook JSON, TOML or whatever else a client syncs."""
         document = self.open_document(uri)
         if document is None:
             return False
@@ -747,8 +748,11 @@ class TapelintServer(LanguageServer):
             return urlparse(uri).scheme == "untitled" and document.language_id == "python"
         if path.suffix in (".py", ".pyi"):
             return True
-        # Notebooks are linted by the command line: the editor sends them as JSON or as cell documents.
-        return document.language_id == "python" and path.suffix != ".ipynb"
+        # A notebook comes as notebook documents (cell by cell, see `notebook_cells`), as its JSON (linted by
+        # the command line), or as one Python text named after it: jupyterlab-lsp joins the code cells, its
+        # magics turned into `get_ipython()` calls, into `.virtual_documents/<name>.ipynb`.
+        return document.language_id == "python" and not (path.suffix == ".ipynb"
+                                                         and _JSON_START.match(document.source) is not None)
 
     def notify(self, send: Any, params: Any) -> None:
         """Send a notification from any thread: the protocol's writer belongs to the event loop."""

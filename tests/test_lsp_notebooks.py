@@ -252,3 +252,26 @@ async def test_closing_the_notebook_clears_the_findings_of_every_cell(client):
             notebook_document=types.NotebookDocumentIdentifier(uri=notebook.uri),
             cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in notebook.cell_uris])))
     assert all(diagnostics == [] for diagnostics in published.values())
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_notebook_sent_as_one_python_text_is_linted_and_its_json_is_not(client):
+    # jupyterlab-lsp joins the code cells into `.virtual_documents/<notebook>.ipynb`, magics as calls.
+    virtual = client.project / ".virtual_documents"
+    virtual.mkdir()
+    joined = MODEL.replace("%pip install -q tensorflow", 'get_ipython().run_line_magic("pip", " install -q tensorflow")')
+    joined += "\n\n" + LOOP
+    uri = (virtual / "train.ipynb").as_uri()
+    published = await publishes(client, [uri], lambda: client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=joined))))
+    assert [d.code for d in published[uri]] == ["TL101"]
+
+    # The same notebook opened as its JSON text (a client that syncs every file) is not read as Python.
+    notebook = Notebook(client, "as_json.ipynb", CELLS)
+    notebook.save_as_ipynb()
+    text = notebook.path.read_text(encoding="utf-8")
+    client.diagnostics.pop(notebook.uri, None)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=notebook.uri, language_id="python", version=1, text=text)))
+    await asyncio.sleep(1)
+    assert notebook.uri not in client.diagnostics, "no TL000 syntax error on notebook JSON"
