@@ -1322,8 +1322,8 @@ def create_server() -> TapelintServer:
             # The settings may have changed: re-lint everything that is open.
             for document in list(ls.workspace.text_documents.values()):
                 ls.schedule(document.uri, 0)
-            for notebook in list(ls.workspace.notebook_documents):
-                ls.schedule_notebook(notebook, 0)
+            for notebook in list(ls.workspace.notebook_documents.values()):
+                ls.schedule_notebook(notebook.uri, 0)
             return
         # The saved file is linted first; the open files that import it (their prelude reads it from disk)
         # follow in the background.

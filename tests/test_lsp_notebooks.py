@@ -221,6 +221,43 @@ async def test_cells_added_and_removed_get_their_findings_and_lose_them(client):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_moving_a_cell_relints_the_notebook_in_its_new_order(client):
+    notebook, published = await open_notebook(client, "train.ipynb", CELLS)
+    moved = notebook.cell_uris[2]
+
+    # The optimizer cell goes to the top: a move is a delete and an insert of the same cell, text kept.
+    published = await publishes(client, notebook.cell_uris, lambda: client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=notebook.identifier(),
+            change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+                structure=types.NotebookDocumentCellChangeStructure(array=types.NotebookCellArrayChange(
+                    start=0, delete_count=3, cells=[
+                        types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri)
+                        for uri in (moved, *notebook.cell_uris[:2])])))))))
+    assert [d.code for d in published[moved]] == ["TL501"]
+    notebook.cells = [OPTIMIZER, MODEL, LOOP]
+    notebook.cell_uris = [moved, *notebook.cell_uris[:2]]
+    notebook.save_as_ipynb()
+    report = json.loads(CliRunner().invoke(app, ["check", "--format", "json", str(notebook.path)]).stdout)
+    assert {(d["cell"], d["code"], d["line"] - 1, d["column"] - 1) for d in report["diagnostics"]} == found(
+        published, notebook), "the findings of the notebook in its new order, numbered by the new order"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_saving_relints_and_metadata_naming_another_language_clears_the_findings(client):
+    notebook, _ = await open_notebook(client, "train.ipynb", CELLS)
+    published = await publishes(client, notebook.cell_uris, lambda: client.notebook_document_did_save(
+        types.DidSaveNotebookDocumentParams(notebook_document=types.NotebookDocumentIdentifier(uri=notebook.uri))))
+    assert [d.code for d in published[notebook.cell_uris[1]]] == ["TL101"]
+
+    published = await publishes(client, notebook.cell_uris, lambda: client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=notebook.identifier(),
+            change=types.NotebookDocumentChangeEvent(metadata={"language_info": {"name": "R"}}))))
+    assert all(diagnostics == [] for diagnostics in published.values()), "an R notebook is not linted"
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_quick_fix_and_fix_all_on_a_cell_uri_edit_that_cell(client):
     notebook, published = await open_notebook(client, "train.ipynb", CELLS)
     uri = notebook.cell_uris[2]
