@@ -69,7 +69,7 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     save=True,
 )
 _PYTHON_CELLS = frozenset({"python", "python3", "ipython", "ipython3"})
-_JSON_START = re.compile(r"\s*[{\[]")
+_JSON_START = re.compile(r"\s*\{")
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -511,6 +511,11 @@ def prelude_key(prelude: Any) -> Any:
     return prelude.text, tuple((s.path, s.first, s.last, s.start) for s in prelude.segments)
 
 
+def is_notebook_json(text: str) -> bool:
+    """Whether a text is a notebook's JSON rather than Python (whose first cell may well start with `{`)."""
+    return _JSON_START.match(text) is not None and '"nbformat"' in text
+
+
 @dataclass(frozen=True)
 class NotebookRun:
     """The findings for one state of a notebook document: its Python code cells, `(number among all cells,
@@ -751,8 +756,9 @@ class TapelintServer(LanguageServer):
         # A notebook comes as notebook documents (cell by cell, see `notebook_cells`), as its JSON (linted by
         # the command line), or as one Python text named after it: jupyterlab-lsp joins the code cells, its
         # magics turned into `get_ipython()` calls, into `.virtual_documents/<name>.ipynb`.
-        return document.language_id == "python" and not (path.suffix == ".ipynb"
-                                                         and _JSON_START.match(document.source) is not None)
+        if path.suffix == ".ipynb" and is_notebook_json(document.source):
+            return False
+        return document.language_id == "python"
 
     def notify(self, send: Any, params: Any) -> None:
         """Send a notification from any thread: the protocol's writer belongs to the event loop."""
@@ -1285,8 +1291,8 @@ class TapelintServer(LanguageServer):
             actions.extend(self.quick_fixes(uri, diagnostics, lines, params.range))
         if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in diagnostics):
             try:
-                fixed = self.worker.run(fix_cells, [(n, text) for n, _, text in cells], self._lint_name(notebook.uri),
-                                        self.config_for(notebook.uri))
+                sources = [(cell_number, text) for cell_number, _, text in cells]
+                fixed = self.worker.run(fix_cells, sources, self._lint_name(notebook.uri), self.config_for(notebook.uri))
             except Exception as error:  # noqa: BLE001 - a bug in a fix: offer the others, not a traceback
                 logger.warning("fix-all failed on %s: %s: %s", uri, type(error).__name__, error)
                 fixed = {}

@@ -296,8 +296,9 @@ async def test_a_notebook_sent_as_one_python_text_is_linted_and_its_json_is_not(
     # jupyterlab-lsp joins the code cells into `.virtual_documents/<notebook>.ipynb`, magics as calls.
     virtual = client.project / ".virtual_documents"
     virtual.mkdir()
-    joined = MODEL.replace("%pip install -q tensorflow", 'get_ipython().run_line_magic("pip", " install -q tensorflow")')
-    joined += "\n\n" + LOOP
+    magic = 'get_ipython().run_line_magic("pip", " install -q tensorflow")'
+    joined = MODEL.replace("%pip install -q tensorflow", magic)
+    joined = '{"run": 1}\n' + joined + "\n\n" + LOOP  # a first cell that starts like JSON does
     uri = (virtual / "train.ipynb").as_uri()
     published = await publishes(client, [uri], lambda: client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=joined))))
