@@ -43,6 +43,8 @@ from tapelint.files import MAX_SOURCE_BYTES
 from tapelint.pools import die_with_parent, kill_pool, resident_bytes
 from tapelint.triggers import Trigger, occurs
 from tapelint.fixes import fix_source
+from tapelint.errors import InputError
+from tapelint.notebooks import Notebook, fix_cells, is_python, lint_cells
 
 logger = logging.getLogger("tapelint.lsp")
 
@@ -58,6 +60,16 @@ DEBOUNCE_SECONDS = 0.3
 MIN_DEBOUNCE_SECONDS = 0.02
 # Documents that import a saved one are linted again after it, at this delay, behind any edited document.
 DEPENDENT_DELAY_SECONDS = 0.1
+
+# Notebook documents (LSP 3.17): Jupyter notebooks, their Python cells. The server lints a notebook as the
+# command line lints the .ipynb (tapelint.notebooks) and publishes each cell's findings on the cell's URI.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithNotebook(
+        notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])],
+    save=True,
+)
+_PYTHON_CELLS = frozenset({"python", "python3", "ipython", "ipython3"})
+_JSON_START = re.compile(r"\s*\{")
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -509,6 +521,20 @@ def prelude_key(prelude: Any) -> Any:
     return prelude.text, tuple((s.path, s.first, s.last, s.start) for s in prelude.segments)
 
 
+def is_notebook_json(text: str) -> bool:
+    """Whether a text is a notebook's JSON rather than Python (whose first cell may well start with `{`)."""
+    return _JSON_START.match(text) is not None and '"nbformat"' in text
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """The findings for one state of a notebook document: its Python code cells, `(number among all cells,
+    cell URI, source)`, and each cell's findings in cell coordinates, by cell URI."""
+
+    cells: tuple[tuple[int, str, str], ...]
+    diagnostics: dict[str, tuple[Diagnostic, ...]]
+
+
 class _Handled:
     """Stands in for a message that was already answered with an error, so pygls skips it."""
 
@@ -675,7 +701,8 @@ class LintWorker:
 class TapelintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__, protocol_cls=TapelintProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
         self.pending: dict[str, asyncio.Task] = {}
         self.runs: dict[str, LintRun] = {}
         self._configs: dict[str, tuple[float, Config]] = {}
@@ -696,6 +723,9 @@ class TapelintServer(LanguageServer):
         self.dependents_due: set[str] = set()
         self._layouts: dict[str, tuple[str, Layout | None]] = {}
         self._words: dict[tuple[str, ...], tuple[Trigger, ...]] = {}
+        # Notebook documents (LSP 3.17): the last published run and the lint waiting, per notebook URI.
+        self.notebook_runs: dict[str, NotebookRun] = {}
+        self.notebook_pending: dict[str, asyncio.Task] = {}
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # A malformed message from the client is the client's problem: log it, do not pop up a dialog.
@@ -724,7 +754,7 @@ class TapelintServer(LanguageServer):
         return Path(url2pathname(parsed.path))
 
     def is_lintable(self, uri: str) -> bool:
-        """Python files and unsaved Python buffers; never notebooks, TOML or whatever else a client syncs."""
+        """Python files and unsaved Python buffers; never notebook JSON, TOML or whatever else a client syncs."""
         document = self.open_document(uri)
         if document is None:
             return False
@@ -733,8 +763,12 @@ class TapelintServer(LanguageServer):
             return urlparse(uri).scheme == "untitled" and document.language_id == "python"
         if path.suffix in (".py", ".pyi"):
             return True
-        # Notebooks are linted by the command line: the editor sends them as JSON or as cell documents.
-        return document.language_id == "python" and path.suffix != ".ipynb"
+        # A notebook comes as notebook documents (cell by cell, see `notebook_cells`), as its JSON (linted by
+        # the command line), or as one Python text named after it: jupyterlab-lsp joins the code cells, its
+        # magics turned into `get_ipython()` calls, into `.virtual_documents/<name>.ipynb`.
+        if path.suffix == ".ipynb" and is_notebook_json(document.source):
+            return False
+        return document.language_id == "python"
 
     def notify(self, send: Any, params: Any) -> None:
         """Send a notification from any thread: the protocol's writer belongs to the event loop."""
@@ -1078,6 +1112,8 @@ class TapelintServer(LanguageServer):
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
+        if isinstance(uri, str) and self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return self.cell_code_actions(params)
         document = self.open_document(uri)
         if document is None or not self.is_lintable(uri):
             return None
@@ -1091,23 +1127,7 @@ class TapelintServer(LanguageServer):
 
         actions: list[types.CodeAction] = []
         if wanted(types.CodeActionKind.QuickFix.value):
-            for diagnostic in run.diagnostics:
-                fix = diagnostic.fix
-                if fix is None:
-                    continue
-                lsp_diagnostic = self.to_lsp(diagnostic, lines, uri)
-                if not ranges_touch(lsp_diagnostic.range, params.range):
-                    continue
-                title = f"{diagnostic.code}: {fix.title}"
-                if not fix.safe:
-                    title += " (unsafe fix: may change behaviour)"
-                actions.append(types.CodeAction(
-                    title=title,
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp_diagnostic],
-                    is_preferred=fix.safe,
-                    edit=types.WorkspaceEdit(changes={uri: [self._edit(e, lines, codec) for e in fix.edits]}),
-                ))
+            actions.extend(self.quick_fixes(uri, run.diagnostics, lines, params.range))
         if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in run.diagnostics):
             try:
                 outcome = self.worker.run(fix_source, run.source, self._lint_name(uri), self.config_for(uri))
@@ -1120,6 +1140,30 @@ class TapelintServer(LanguageServer):
                     kind=FIX_ALL_KIND,
                     edit=types.WorkspaceEdit(changes={uri: [whole_text_edit(run.source, outcome.source, codec)]}),
                 ))
+        return actions
+
+    def quick_fixes(self, uri: str, diagnostics: Sequence[Diagnostic], lines: Sequence[str],
+                    rng: types.Range) -> list[types.CodeAction]:
+        """A quick fix for each finding of the document `uri` with a fix whose range touches `rng`."""
+        codec = self.workspace.position_codec
+        actions = []
+        for diagnostic in diagnostics:
+            fix = diagnostic.fix
+            if fix is None:
+                continue
+            lsp_diagnostic = self.to_lsp(diagnostic, lines, uri)
+            if not ranges_touch(lsp_diagnostic.range, rng):
+                continue
+            title = f"{diagnostic.code}: {fix.title}"
+            if not fix.safe:
+                title += " (unsafe fix: may change behaviour)"
+            actions.append(types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diagnostic],
+                is_preferred=fix.safe,
+                edit=types.WorkspaceEdit(changes={uri: [self._edit(e, lines, codec) for e in fix.edits]}),
+            ))
         return actions
 
     def _lint_name(self, uri: str) -> str:
@@ -1156,6 +1200,154 @@ class TapelintServer(LanguageServer):
             )
         return None
 
+    # -- notebook documents ------------------------------------------------------------------------------
+
+    def notebook_cells(self, uri: str) -> tuple[tuple[int, str, str], ...] | None:
+        """The Python code cells of an open notebook, `(number among all cells, cell URI, source)`, numbered
+        as the command line numbers them; None when the notebook is not open. A notebook whose metadata
+        names another language has none."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return None
+        metadata: dict[str, Any] = notebook.metadata if isinstance(notebook.metadata, dict) else {}
+        if not is_python(Notebook("", {"metadata": metadata}, [])):
+            return ()
+        cells = []
+        for number, cell in enumerate(notebook.cells, start=1):
+            if cell.kind != types.NotebookCellKind.Code:
+                continue
+            document = self.open_document(cell.document)
+            if document is None or (document.language_id or "python").lower() not in _PYTHON_CELLS:
+                continue
+            cells.append((number, cell.document, document.source))
+        return tuple(cells)
+
+    def lint_notebook_now(self, uri: str, cells: tuple[tuple[int, str, str], ...]) -> NotebookRun:
+        """Lint the cells of the notebook `uri` as one notebook, waiting for the worker."""
+        found: Sequence[Diagnostic] = ()
+        try:
+            path = self.document_path(uri)
+            config = self.config_for(uri)
+            name = str(path) if path is not None else uri
+            if cells and not (path is not None and config.root is not None and config.is_excluded(path)):
+                found = self.worker.run(lint_cells, [(number, source) for number, _, source in cells], name, config)
+            self._too_large.discard(uri)
+        except InputError as error:  # over the size limit: say so once, as for a file
+            if uri not in self._too_large:
+                self._too_large.add(uri)
+                self.notify(self.window_show_message, types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=f"tapelint: {error}; not linted"))
+        except Exception as error:  # noqa: BLE001 - a bug in the engine must not take the editor's server down
+            self.lint_failed(uri, error)
+        by_number = {number: cell_uri for number, cell_uri, _ in cells}
+        per_cell: dict[str, list[Diagnostic]] = {}
+        for diagnostic in found:
+            cell_uri = by_number.get(diagnostic.cell) if diagnostic.cell is not None else None
+            if cell_uri is not None:
+                per_cell.setdefault(cell_uri, []).append(diagnostic)
+        return NotebookRun(cells, {cell_uri: tuple(found) for cell_uri, found in per_cell.items()})
+
+    def debounce_notebook(self, uri: str) -> float:
+        if uri not in self.notebook_pending:
+            return 0.0
+        took = self.lint_seconds.get(uri)
+        return DEBOUNCE_SECONDS if took is None else min(DEBOUNCE_SECONDS, max(MIN_DEBOUNCE_SECONDS, took / 4))
+
+    def schedule_notebook(self, uri: str, delay: float) -> None:
+        """Lint the notebook after `delay` seconds; a newer request replaces this one."""
+        self.loop = asyncio.get_running_loop()
+        stale = self.notebook_pending.pop(uri, None)
+        if stale is not None:
+            stale.cancel()
+        task = asyncio.ensure_future(self._lint_notebook_and_publish(uri, delay))
+        self.notebook_pending[uri] = task
+        task.add_done_callback(partial(self._forget_notebook_task, uri))
+
+    def _forget_notebook_task(self, uri: str, task: asyncio.Task) -> None:
+        if self.notebook_pending.get(uri) is task:
+            del self.notebook_pending[uri]
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("publishing diagnostics for %s failed: %r", uri, task.exception())
+
+    async def _lint_notebook_and_publish(self, uri: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        cells = self.notebook_cells(uri)
+        if cells is None:
+            return
+        started = time.monotonic()
+        run = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_notebook_now, uri, cells)
+        self.lint_seconds[uri] = time.monotonic() - started
+        if self.notebook_cells(uri) != cells:
+            return  # edited (or closed) while we linted: a newer lint is on its way
+        self.publish_notebook(uri, run)
+
+    def publish_notebook(self, uri: str, run: NotebookRun) -> None:
+        """Each code cell's findings on its own URI, in cell coordinates; cells that left the notebook (or
+        are no longer Python code) get theirs cleared."""
+        previous = self.notebook_runs.get(uri)
+        self.notebook_runs[uri] = run
+        for _, cell_uri, source in run.cells:
+            lines = split_lines(source)
+            document = self.open_document(cell_uri)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=cell_uri, version=document.version if document is not None else None,
+                diagnostics=[self.to_lsp(d, lines, cell_uri) for d in run.diagnostics.get(cell_uri, ())]))
+        current = {cell_uri for _, cell_uri, _ in run.cells}
+        for _, cell_uri, _ in previous.cells if previous is not None else ():
+            if cell_uri not in current:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+
+    def forget_notebook(self, uri: str, cell_uris: Sequence[str]) -> None:
+        stale = self.notebook_pending.pop(uri, None)
+        if stale is not None:
+            stale.cancel()
+        run = self.notebook_runs.pop(uri, None)
+        self.lint_seconds.pop(uri, None)
+        self._too_large.discard(uri)
+        known = [cell_uri for _, cell_uri, _ in run.cells] if run is not None else []
+        cleared = list(dict.fromkeys([*known, *cell_uris]))
+        for cell_uri in cleared:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+
+    def cell_code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """Quick fixes (and fix-all) for a cell of an open notebook: edits of that cell only."""
+        uri = params.text_document.uri
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        cells = self.notebook_cells(notebook.uri) if notebook is not None else None
+        if notebook is None or not cells:
+            return None
+        ours = [cell for cell in cells if unquote(cell[1]) == unquote(uri)]
+        if not ours:
+            return None
+        number, cell_uri, source = ours[0]
+        run = self.notebook_runs.get(notebook.uri)
+        if run is None or run.cells != cells:
+            run = self.lint_notebook_now(notebook.uri, cells)
+        diagnostics = run.diagnostics.get(cell_uri, ())
+        lines = split_lines(source)
+        only = list(params.context.only or []) if params.context is not None else []
+
+        def wanted(kind: str) -> bool:
+            return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+        actions: list[types.CodeAction] = []
+        if wanted(types.CodeActionKind.QuickFix.value):
+            actions.extend(self.quick_fixes(uri, diagnostics, lines, params.range))
+        if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in diagnostics):
+            try:
+                sources = [(cell_number, text) for cell_number, _, text in cells]
+                fixed = self.worker.run(fix_cells, sources, self._lint_name(notebook.uri), self.config_for(notebook.uri))
+            except Exception as error:  # noqa: BLE001 - a bug in a fix: offer the others, not a traceback
+                logger.warning("fix-all failed on %s: %s: %s", uri, type(error).__name__, error)
+                fixed = {}
+            if number in fixed:
+                # The fixes of this cell only: an editor asks each cell of a notebook for its own.
+                edit = whole_text_edit(source, fixed[number], self.workspace.position_codec)
+                actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND,
+                                                edit=types.WorkspaceEdit(changes={uri: [edit]})))
+        return actions
+
 
 def create_server() -> TapelintServer:
     server = TapelintServer()
@@ -1181,6 +1373,8 @@ def create_server() -> TapelintServer:
             # The settings may have changed: re-lint everything that is open.
             for document in list(ls.workspace.text_documents.values()):
                 ls.schedule(document.uri, 0)
+            for notebook in list(ls.workspace.notebook_documents.values()):
+                ls.schedule_notebook(notebook.uri, 0)
             return
         # The saved file is linted first; the open files that import it (their prelude reads it from disk)
         # follow in the background.
@@ -1190,6 +1384,24 @@ def create_server() -> TapelintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: TapelintServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.forget(params.text_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    async def notebook_did_open(ls: TapelintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    async def notebook_did_change(ls: TapelintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        # Cell text, cells added, removed or moved, metadata (the language may change): lint the whole again.
+        uri = params.notebook_document.uri
+        ls.schedule_notebook(uri, ls.debounce_notebook(uri))
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    async def notebook_did_save(ls: TapelintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    async def notebook_did_close(ls: TapelintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.forget_notebook(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

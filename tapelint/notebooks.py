@@ -12,7 +12,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from tapelint.config import Config
 from tapelint.diagnostic import Diagnostic, Fix, TextEdit
@@ -390,6 +390,16 @@ def lint_notebook_text(text: str, name: str, config: Config, *, force: bool = Tr
     return _lint_cells(notebook.cells, name, config, force)[2]
 
 
+def lint_cells(sources: Sequence[tuple[int, str]], name: str, config: Config) -> list[Diagnostic]:
+    """Diagnostics for a notebook given as its code cells, `(number among all cells, source)` in order (an
+    editor's notebook document): the findings `lint_notebook_text` gives for the same notebook."""
+    cells = [CodeCell(number, number - 1, source) for number, source in sources]
+    if not cells:
+        return []
+    check_size(name, sum(len(cell.masked) for cell in cells))
+    return _lint_cells(cells, name, config, True)[2]
+
+
 # --- fixes -----------------------------------------------------------------------------------------------
 
 
@@ -420,7 +430,28 @@ def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = Fa
     notebook = parse_notebook(text, name)
     if not notebook.cells or not is_python(notebook):
         return NotebookFixOutcome(text, 0, [])
-    cells = list(notebook.cells)
+    cells, applied, mapped = _fix_cells(list(notebook.cells), name, config, unsafe)
+    originals = {cell.number: cell.source for cell in notebook.cells}
+    new_sources = {cell.index: cell.source for cell in cells if cell.source != originals[cell.number]}
+    output = rewrite_sources(notebook, new_sources) if new_sources else text
+    return NotebookFixOutcome(output, applied, mapped)
+
+
+def fix_cells(sources: Sequence[tuple[int, str]], name: str, config: Config, *, unsafe: bool = False
+              ) -> dict[int, str]:
+    """The fixed source of each cell the fixes change (by cell number), for code cells given as `lint_cells`
+    takes them: what `fix_notebook_text` writes into those cells of the same notebook."""
+    cells = [CodeCell(number, number - 1, source) for number, source in sources]
+    if not cells:
+        return {}
+    fixed = _fix_cells(cells, name, config, unsafe)[0]
+    return {after.number: after.source for before, after in zip(cells, fixed) if after.source != before.source}
+
+
+def _fix_cells(cells: list[CodeCell], name: str, config: Config, unsafe: bool
+               ) -> tuple[list[CodeCell], int, list[Diagnostic]]:
+    """(the cells after the fixes, fixes applied, the findings left in cell coordinates)."""
+    cells = list(cells)
     applied = 0
     composed, raw, mapped = _lint_cells(cells, name, config, True)
     for _ in range(MAX_PASSES):
@@ -453,10 +484,7 @@ def fix_notebook_text(text: str, name: str, config: Config, *, unsafe: bool = Fa
         if not changed:
             break
         composed, raw, mapped = _lint_cells(cells, name, config, True)
-    originals = {cell.number: cell.source for cell in notebook.cells}
-    new_sources = {cell.index: cell.source for cell in cells if cell.source != originals[cell.number]}
-    output = rewrite_sources(notebook, new_sources) if new_sources else text
-    return NotebookFixOutcome(output, applied, mapped)
+    return cells, applied, mapped
 
 
 # --- writing back: only the changed "source" values, the rest of the file byte for byte -------------------
