@@ -105,6 +105,11 @@ def main(argv: list[str]) -> int:
 
     recorder.checkpoint = lambda: _write(report_path, snapshot("stopped" if recorder.stopped else "running"))
     uninstall = install(recorder, mode)
+    synthetic = None
+    if options.get("synthetic_data"):  # --synthetic-data: stand-ins for data and weights that are not here
+        from tapelint.probe import synthetic as synthetic_sources
+
+        synthetic = synthetic_sources.install(options["synthetic_data"], tf)
     recorder.checkpoint()  # from here on a timeout is the script's, not TensorFlow's import
 
     sys.argv = [options["script"], *options.get("args", [])]
@@ -153,6 +158,8 @@ def main(argv: list[str]) -> int:
             error = {"message": f"{error_line(caught)} (when `{name}` runs as a graph, as it does without the probe; "
                                 "under the probe it ran eagerly)",
                      "type": type(caught).__name__, "frame": map_error_frame(last_user_frame(caught))}
+    if synthetic is not None:
+        notes = synthetic.notes() + notes
     notes += [f"a probe callback failed (the step still ran): {text}" for text in callback_errors]
     payload.update(error=error, exit_code=exit_code, notes=notes)
     _write(report_path, snapshot(status))
