@@ -45,12 +45,13 @@ class Replacement:
     site: str  # path:line in the script
     shape: str  # what was handed over instead
     weights: bool = False
+    reason: str = "does not exist here"
 
     def note(self) -> str:
         if self.weights:
             return (f"synthetic data: {self.what} at {self.site}: {self.shape}; magnitudes differ from the real run, "
                     f"so findings on {WEAKENED} are weaker evidence")
-        return f"synthetic data: {self.what} at {self.site} does not exist here: replaced by {self.shape}"
+        return f"synthetic data: {self.what} at {self.site} {self.reason}: replaced by {self.shape}"
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -126,8 +127,10 @@ class Synthetic:
             return False
         return _is_remote(text) or not os.path.exists(text)
 
-    def add(self, what: str, shape: str, weights: bool = False) -> None:
-        self.replaced.append(Replacement(what, self.site(), shape, weights))
+    def add(self, what: str, shape: str, weights: bool = False, reason: str | None = None) -> None:
+        if reason is None:
+            reason = "was replaced (--synthetic-data always)" if self.mode == "always" else "does not exist here"
+        self.replaced.append(Replacement(what, self.site(), shape, weights, reason))
 
     def notes(self) -> list[str]:
         return [replacement.note() for replacement in self.replaced]
@@ -489,7 +492,8 @@ class _KerasSources:
                 finally:
                     self.s._strict_downloads -= 1
             (train, test), text = self.keras_dataset(name, kwargs)
-            self.s.add(f"keras.datasets.{name}.load_data()", text)
+            self.s.add(f"keras.datasets.{name}.load_data()", text,
+                       reason=None if self.s.mode == "always" else "is not in the Keras cache (a download)")
             return train, test
 
         return load_data
@@ -647,12 +651,14 @@ class _TFData:
                 self.s._synthetic_files[name] = content
             dataset = self.tf.data.Dataset.from_tensor_slices(names)
             self.listed.add(id(dataset))
-            what = {"": "files", ".tfrecord": "TFRecord files", ".tfrecords": "TFRecord files",
-                    ".record": "TFRecord files", ".wav": "WAV files of 1 s at 16 kHz", ".txt": "text files"}.get(
-                extension.lower(), f"images {IMAGE_SIZE[1]}x{IMAGE_SIZE[0]}x3")
+            records = extension.lower() in (".tfrecord", ".tfrecords", ".record")
+            what = {"": "files", ".wav": "WAV files of 1 s at 16 kHz", ".txt": "text files"}.get(
+                extension.lower(), "TFRecord files" if records else f"images {IMAGE_SIZE[1]}x{IMAGE_SIZE[0]}x3")
+            folders = any(re.search(r"[*?[]", part) for part in pattern.replace("\\", "/").split("/")[:-1])
             self.s.add(f"tf.data.Dataset.list_files({_quote(pattern)})",
-                       f"{len(names)} {what} named like the pattern (folders class_0..class_{CLASSES - 1}); "
-                       "tf.io.read_file reads them")
+                       f"{len(names)} {what} named like the pattern"
+                       + (f" (folders class_0..class_{CLASSES - 1})" if folders else "")
+                       + ("; tf.data.TFRecordDataset reads them" if records else "; tf.io.read_file reads them"))
             return dataset
 
         return list_files
@@ -765,7 +771,7 @@ def _fake_tfds(synthetic: Synthetic) -> types.ModuleType:
                                                                     {"train": out[0], "test": one()})
         described = (f"{ROWS} {'texts' if kind == 'text' else 'images ' + 'x'.join(map(str, shape)) + ' uint8'} "
                      f"per split, labels 0..{classes - 1}" + (", as (input, label) pairs" if as_supervised else ""))
-        synthetic.add(f"tfds.load({_quote(name)})", described)
+        synthetic.add(f"tfds.load({_quote(name)})", described, reason="needs tensorflow_datasets, not installed here")
         if with_info:
             return result, _Info(base, names, [str(s) for s in splits if s] or ["train", "test"], kind, shape)
         return result
