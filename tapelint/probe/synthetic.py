@@ -49,8 +49,8 @@ class Replacement:
 
     def note(self) -> str:
         if self.weights:
-            return (f"synthetic data: {self.what} at {self.site}: {self.shape}; magnitudes differ from the real run, "
-                    f"so findings on {WEAKENED} are weaker evidence")
+            return (f"synthetic data: {self.what} at {self.site} {self.reason}: {self.shape}; magnitudes differ from "
+                    f"the real run, so findings on {WEAKENED} are weaker evidence")
         return f"synthetic data: {self.what} at {self.site} {self.reason}: replaced by {self.shape}"
 
 
@@ -472,11 +472,11 @@ class _KerasSources:
             if path is None or os.path.exists(path) or os.path.exists(path + ".index"):
                 return original(model, filepath, *args, **kwargs)
             if os.path.abspath(path) in self.s._undownloaded:
-                self.s.add(f"pretrained weights {_quote(os.path.basename(path))}",
-                           "not in the Keras cache and not downloaded: random initialisation instead", True)
+                self.s.add(f"pretrained weights {_quote(os.path.basename(path))}", "random initialisation instead",
+                           True, "are not in the Keras cache and are not downloaded")
             else:
                 self.s.add(f"`{getattr(model, 'name', 'model')}.load_weights({_quote(filepath)})`",
-                           "no such file: skipped, the model keeps its random initialisation", True)
+                           "skipped, the model keeps its random initialisation", True, "has no such file")
             return None
 
         return load_weights
@@ -816,8 +816,8 @@ def _fake_hub(synthetic: Synthetic) -> types.ModuleType:
             width = output_shape[-1] if isinstance(output_shape, (list, tuple)) and output_shape else output_shape
             self.width = int(width or 128)
             synthetic.add(f"hub.KerasLayer({_quote(handle)})",
-                          f"a random layer with {self.width} outputs (text: hashed embedding; images: pooled "
-                          "projection); not downloaded", True)
+                          f"a random layer with {self.width} outputs instead (text: a hashed embedding; images: a "
+                          "pooled projection)", True, "needs tensorflow_hub, not installed here")
 
         def build(self, input_shape: Any) -> None:
             self.text = getattr(self, "_input_is_text", False)
