@@ -248,7 +248,8 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     result = run_probe(script, args, steps=steps if steps is not None else settings["steps"],
                        timeout=timeout if timeout is not None else settings["timeout"], device=device,
                        memory_limit_mb=memory_limit, settings=dict(config.probe), python=python,
-                       functions=functions, synthetic_data=_synthetic_mode(synthetic_data or settings["synthetic-data"]))
+                       functions=functions,
+                       synthetic_data=_synthetic_mode(synthetic_data or settings["synthetic-data"]))
     if result.status == "setup-error":
         raise InputError((result.error or {}).get("message") or "the probe could not start")
     enabled = set(config.enabled_codes())

@@ -54,7 +54,8 @@ def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]
             known = ", ".join(sorted(PROBE_DEFAULTS)) or "none"
             raise ConfigError(f"{where}: unknown key `{key}` in [tool.tapelint.probe] (known: {known})")
         default, expected, _ = PROBE_DEFAULTS[key]
-        if key == "synthetic-data" and (isinstance(value, bool) or (isinstance(value, str) and value in SYNTHETIC_DATA_MODES)):
+        if key == "synthetic-data" and (isinstance(value, bool)
+                                        or (isinstance(value, str) and value in SYNTHETIC_DATA_MODES)):
             value = SYNTHETIC_DATA_MODES[value]
         elif key == "synthetic-data":
             raise ConfigError(f"{where}: `probe.synthetic-data` must be true, false, \"missing\" or \"always\", "

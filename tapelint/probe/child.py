@@ -109,7 +109,13 @@ def main(argv: list[str]) -> int:
     if options.get("synthetic_data"):  # --synthetic-data: stand-ins for data and weights that are not here
         from tapelint.probe import synthetic as synthetic_sources
 
-        synthetic = synthetic_sources.install(options["synthetic_data"], tf)
+        try:
+            synthetic = synthetic_sources.install(options["synthetic_data"], tf)
+        except Exception as failure:  # noqa: BLE001 - a Keras or TensorFlow this module does not know
+            payload.update(status="setup-error", error={"message": f"--synthetic-data could not patch this "
+                                                                   f"TensorFlow: {type(failure).__name__}: {failure}"})
+            _write(report_path, payload)
+            return 0
     recorder.checkpoint()  # from here on a timeout is the script's, not TensorFlow's import
 
     sys.argv = [options["script"], *options.get("args", [])]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import re
 import sys
@@ -142,10 +143,12 @@ class Synthetic:
 
     def patch_everywhere(self, original: Any, replacement: Any, prefixes: tuple[str, ...]) -> int:
         """Replace `original` in every loaded module under `prefixes` that holds it (the public API
-        modules bind the same function under several names: keras.utils, tf.keras.preprocessing...)."""
+        modules bind the same function under several names: keras.utils, tf.keras.preprocessing...). A class
+        stays in the module that defines it, whose own code may use it as a type."""
         count = 0
+        home = getattr(original, "__module__", None) if isinstance(original, type) else None
         for module_name, module in list(sys.modules.items()):
-            if module is None or not module_name.startswith(prefixes):
+            if module is None or not module_name.startswith(prefixes) or module_name == home:
                 continue
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):
@@ -579,16 +582,16 @@ class _TFData:
             count = int(s.np.prod(shape)) if shape else (1 if hasattr(kind, "shape") else 3)
             if dtype == tf.string:
                 if _IMAGE_KEY.search(key):
-                    values = [s.encoded(".png") for _ in range(count)]
+                    strings = [s.encoded(".png") for _ in range(count)]
                 else:
-                    values = [text.encode() for text in s.texts(count)]
-                feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+                    strings = [text.encode() for text in s.texts(count)]
+                feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=strings))
             elif dtype.is_integer:
-                values = [int((index + i) % CLASSES) for i in range(count)]
-                feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+                integers = [int((index + i) % CLASSES) for i in range(count)]
+                feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=integers))
             else:
-                values = [float(v) for v in s.rng.normal(size=count)]
-                feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+                floats = [float(v) for v in s.rng.normal(size=count)]
+                feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=floats))
         return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
     def records(self) -> Any:
@@ -757,7 +760,8 @@ def _fake_tfds(synthetic: Synthetic) -> types.ModuleType:
             if kind == "text":
                 values: Any = synthetic.np.array(synthetic.texts(ROWS), dtype=object)
             else:
-                values = synthetic.images(ROWS, *shape, "uint8")
+                height, width, channels = shape
+                values = synthetic.images(ROWS, height, width, channels, "uint8")
             dataset = tf.data.Dataset.from_tensor_slices((values, labels) if as_supervised
                                                          else {kind: values, "label": labels})
             if batch_size is not None and batch_size > 0:
@@ -784,7 +788,8 @@ def _fake_tfds(synthetic: Synthetic) -> types.ModuleType:
     module.load = load  # type: ignore[attr-defined]
     module.as_numpy = as_numpy  # type: ignore[attr-defined]
     module.disable_progress_bar = lambda: None  # type: ignore[attr-defined]
-    module.Split = types.SimpleNamespace(TRAIN="train", TEST="test", VALIDATION="validation")  # type: ignore[attr-defined]
+    split = types.SimpleNamespace(TRAIN="train", TEST="test", VALIDATION="validation")
+    module.Split = split  # type: ignore[attr-defined]
 
     def missing(attribute: str) -> Any:
         if attribute.startswith("__"):
@@ -792,7 +797,7 @@ def _fake_tfds(synthetic: Synthetic) -> types.ModuleType:
         raise AttributeError(f"tensorflow_datasets is not installed; tapelint's --synthetic-data stand-in has only "
                              f"load, as_numpy, disable_progress_bar and Split, not `{attribute}`")
 
-    module.__getattr__ = missing  # type: ignore[attr-defined]
+    setattr(module, "__getattr__", missing)  # noqa: B010 - a module's __getattr__ (PEP 562)
     return module
 
 

@@ -39,7 +39,8 @@ def test_a_missing_array_is_replaced_and_the_report_names_its_line(numpy_only, t
     assert features.shape == (synthetic.ROWS, synthetic.FEATURES) and features.dtype == np.float32
     assert labels.shape == (synthetic.ROWS,) and set(labels) == set(range(synthetic.CLASSES))
     first, second = numpy_only.notes()
-    assert f"test_probe_synthetic.py:{test_a_missing_array_is_replaced_and_the_report_names_its_line.__code__.co_firstlineno + 1}" in first
+    line = test_a_missing_array_is_replaced_and_the_report_names_its_line.__code__.co_firstlineno + 1
+    assert f"test_probe_synthetic.py:{line}" in first  # the caller's line, not NumPy's
     assert "features.npy" in first and "does not exist here" in first and "64x8 (float32)" in first
     assert "labels.npy" in second and "labels of shape (64,) in 0..4" in second
 
