@@ -333,6 +333,19 @@ def _patch_cv2(synthetic: Synthetic, cv2: Any) -> None:
 # --- Keras and tf.data ---------------------------------------------------------------------------
 
 
+def _arguments(function: Callable, first: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by name (`image_dataset_from_directory(path, "inferred", "categorical")`)."""
+    import inspect
+
+    try:
+        bound = inspect.signature(function).bind_partial(first, *args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return dict(kwargs)
+    named = {key: value for key, value in bound.items() if key != "kwargs"}
+    named.update(bound.get("kwargs") or {})
+    return named
+
+
 def _size(value: Any, default: tuple[int, int]) -> tuple[int, int]:
     if value is None:
         return default
@@ -384,8 +397,9 @@ class _KerasSources:
 
     def image_dataset(self, original: Callable) -> Callable:
         def image_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
-            if args or not self.s.missing(directory):
+            if not self.s.missing(directory):
                 return original(directory, *args, **kwargs)
+            kwargs = _arguments(original, directory, args, kwargs)
             height, width = _size(kwargs.get("image_size"), (256, 256))
             channels = {"grayscale": 1, "rgb": 3, "rgba": 4}.get(kwargs.get("color_mode", "rgb"), 3)
             names = self.classes_of(kwargs)
@@ -406,8 +420,9 @@ class _KerasSources:
 
     def text_dataset(self, original: Callable) -> Callable:
         def text_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
-            if args or not self.s.missing(directory):
+            if not self.s.missing(directory):
                 return original(directory, *args, **kwargs)
+            kwargs = _arguments(original, directory, args, kwargs)
             names = self.classes_of(kwargs)
             described: list[str] = []
 
@@ -426,8 +441,9 @@ class _KerasSources:
 
     def audio_dataset(self, original: Callable) -> Callable:
         def audio_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
-            if args or not self.s.missing(directory):
+            if not self.s.missing(directory):
                 return original(directory, *args, **kwargs)
+            kwargs = _arguments(original, directory, args, kwargs)
             length = int(kwargs.get("output_sequence_length") or kwargs.get("sampling_rate") or AUDIO_SAMPLES)
             names = self.classes_of(kwargs)
             described: list[str] = []

@@ -286,3 +286,24 @@ def test_a_missing_saved_model_stays_an_error_and_get_file_downloads_nothing(tmp
     assert keras.utils.image_dataset_from_directory.__name__ == "image_dataset_from_directory"
     with pytest.raises(FileNotFoundError):  # uninstalled: the real function again
         keras.utils.image_dataset_from_directory(str(tmp_path / "nothing"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_TF, reason="needs TensorFlow")
+def test_shapes_follow_the_calls_arguments_positional_or_named():
+    import keras
+    import tensorflow as tf
+
+    replaced = synthetic.install("missing", tf)
+    try:
+        gray = keras.utils.image_dataset_from_directory("data/x", "inferred", "binary", None, "grayscale", 16,
+                                                        (20, 30))
+        texts = tf.keras.preprocessing.text_dataset_from_directory("data/t", label_mode="categorical",
+                                                                   class_names=["neg", "pos"], batch_size=4)
+        images, labels = next(iter(gray))
+        words, onehot = next(iter(texts))
+    finally:
+        replaced.uninstall()
+    assert images.shape == (16, 20, 30, 1) and labels.shape == (16, 1) and labels.dtype == tf.float32
+    assert words.dtype == tf.string and onehot.shape == (4, 2) and texts.class_names == ["neg", "pos"]
+    assert len(replaced.notes()) == 2 and "20x30x1" in replaced.notes()[0]
