@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
         from tapelint.probe import synthetic as synthetic_sources
 
         try:
-            synthetic = synthetic_sources.install(options["synthetic_data"], tf)
+            synthetic = synthetic_sources.install(options["synthetic_data"], tf, script)
         except Exception as failure:  # noqa: BLE001 - a Keras or TensorFlow this module does not know
             payload.update(status="setup-error", error={"message": f"--synthetic-data could not patch this "
                                                                    f"TensorFlow: {type(failure).__name__}: {failure}"})

@@ -101,6 +101,8 @@ class Synthetic:
         self._record_specs: list[dict[str, Any]] = []
         self._synthetic_files: dict[str, bytes] = {}
         self.tf: Any = None
+        self.input_shape: tuple[int, ...] | None = None  # the model's input, read from the script
+        self.input_line = 0
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
@@ -200,10 +202,73 @@ class Synthetic:
 # --- NumPy, pandas, PIL, OpenCV --------------------------------------------------------------------
 
 
-def _array_for(synthetic: Synthetic, name: str, columns: int = FEATURES) -> Any:
+def _array_for(synthetic: Synthetic, name: str, columns: int | None = None, binary: bool = False) -> Any:
+    """Labels for a label-like name; otherwise features shaped like the model's input when the script names
+    one with constants (`keras.Input((20,))`), else FEATURES columns."""
     if _LABEL_NAME.search(os.path.basename(name)):
         return synthetic.labels()
-    return synthetic.table(ROWS, columns).astype("float32")
+    shape = synthetic.input_shape
+    if columns is None and shape is not None and (len(shape) == 1 or binary):
+        return synthetic.rng.normal(size=(ROWS, *shape)).astype("float32")
+    return synthetic.table(ROWS, columns or FEATURES).astype("float32")
+
+
+def input_shape_of(source: str) -> tuple[tuple[int, ...], int] | None:
+    """The first model input shape the script spells with constants, and its line: `keras.Input((28, 28, 1))`,
+    `Input(shape=(N,))` with `N = 20` at module level, `Dense(..., input_shape=(20,))`. None when there is none."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    constants: dict[str, Any] = {}
+    for statement in tree.body:
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            try:
+                constants[statement.targets[0].id] = ast.literal_eval(statement.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+
+    def value_of(node: ast.AST) -> Any:
+        if isinstance(node, ast.Name):
+            return constants.get(node.id)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            parts: list[Any] = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    inner = value_of(element.value)
+                    if not isinstance(inner, (tuple, list)):
+                        return None
+                    parts.extend(inner)
+                else:
+                    parts.append(value_of(element))
+            return tuple(parts)
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+
+    found: list[tuple[int, tuple[int, ...]]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        candidates = [k.value for k in node.keywords if k.arg == "input_shape"]
+        if name in ("Input", "InputLayer"):
+            candidates += [k.value for k in node.keywords if k.arg == "shape"] + node.args[:1]
+        for candidate in candidates:
+            shape = value_of(candidate)
+            shape = (shape,) if isinstance(shape, int) and not isinstance(shape, bool) else shape
+            if (isinstance(shape, tuple) and shape and len(shape) <= 4
+                    and all(isinstance(d, int) and not isinstance(d, bool) and 0 < d <= 4096 for d in shape)):
+                found.append((node.lineno, shape))
+                break
+    if not found:
+        return None
+    line, shape = min(found)
+    return shape, line
 
 
 class _Npz(dict):
@@ -215,7 +280,7 @@ class _Npz(dict):
         self.files: list[str] = []
 
     def __missing__(self, key: str) -> Any:
-        value = _array_for(self.synthetic, key)
+        value = _array_for(self.synthetic, key, binary=True)
         self[key] = value
         self.files.append(key)
         return value
@@ -243,8 +308,8 @@ def _patch_numpy(synthetic: Synthetic) -> None:
                                                       f"(float32 ({ROWS}, {FEATURES}); labels 0..{CLASSES - 1} for "
                                                       "label-like keys)")
             return _Npz(synthetic)
-        value = _array_for(synthetic, path)
-        synthetic.add(f"np.load({_quote(file)})", _describe_array(value))
+        value = _array_for(synthetic, path, binary=True)
+        synthetic.add(f"np.load({_quote(file)})", _describe_array(value, synthetic))
         return value
 
     def text_loader(original: Callable, name: str) -> Callable:
@@ -252,13 +317,13 @@ def _patch_numpy(synthetic: Synthetic) -> None:
             if not synthetic.missing(fname):
                 return original(fname, *args, **kwargs)
             usecols = kwargs.get("usecols")
-            columns = (1 if isinstance(usecols, int) else len(usecols)) if usecols is not None else FEATURES
+            columns = (1 if isinstance(usecols, int) else len(usecols)) if usecols is not None else None
             value = _array_for(synthetic, _path_of(fname) or "", columns).astype(kwargs.get("dtype") or "float64")
             if isinstance(usecols, int) and value.ndim == 2:
                 value = value[:, 0]
             if kwargs.get("unpack"):
                 value = value.T
-            synthetic.add(f"np.{name}({_quote(fname)})", _describe_array(value))
+            synthetic.add(f"np.{name}({_quote(fname)})", _describe_array(value, synthetic))
             return value
 
         return loader
@@ -268,11 +333,14 @@ def _patch_numpy(synthetic: Synthetic) -> None:
     synthetic.patch(np, "genfromtxt", text_loader(original_genfromtxt, "genfromtxt"))
 
 
-def _describe_array(value: Any) -> str:
+def _describe_array(value: Any, synthetic: Synthetic) -> str:
     shape = "x".join(str(n) for n in value.shape)
     if value.ndim == 1 and value.dtype.kind in "iu":
         return f"labels of shape ({shape},) in 0..{CLASSES - 1} ({value.dtype})"
-    return f"an array of shape ({shape},) ({value.dtype})" if value.ndim == 1 else f"an array {shape} ({value.dtype})"
+    text = f"an array of shape ({shape},) ({value.dtype})" if value.ndim == 1 else f"an array {shape} ({value.dtype})"
+    if synthetic.input_shape is not None and tuple(value.shape[1:]) == synthetic.input_shape:
+        text += f", shaped like the model's input on line {synthetic.input_line}"
+    return text
 
 
 def _patch_pandas(synthetic: Synthetic, pandas: Any) -> None:
@@ -288,8 +356,9 @@ def _patch_pandas(synthetic: Synthetic, pandas: Any) -> None:
             if not synthetic.missing(path):
                 return original(path, *args, **kwargs)
             columns = kwargs.get("names") or kwargs.get("usecols") or kwargs.get("columns")
+            width = synthetic.input_shape[0] if synthetic.input_shape and len(synthetic.input_shape) == 1 else None
             names = ([str(c) for c in columns] if columns is not None and not callable(columns)
-                     else [f"feature_{i}" for i in range(FEATURES - 1)] + ["label"])
+                     else [f"feature_{i}" for i in range(width or FEATURES - 1)] + ["label"])
             synthetic.add(f"pandas.{name}({_quote(path)})", f"a DataFrame of {ROWS} rows, columns "
                                                             f"{', '.join(names[:10])} (labels 0..{CLASSES - 1} in "
                                                             "label-like columns, floats elsewhere)")
@@ -912,11 +981,19 @@ def _optional(name: str) -> Any:
         return None
 
 
-def install(mode: str, tf: Any = None) -> Synthetic:
+def install(mode: str, tf: Any = None, script: str | None = None) -> Synthetic:
     """Patch every source that is importable here; `tf` is the imported tensorflow (None: NumPy, pandas, PIL
-    and OpenCV only, for tests without TensorFlow)."""
+    and OpenCV only, for tests without TensorFlow). `script`: the script to read the model's input shape from."""
     synthetic = Synthetic(mode)
     synthetic.tf = tf
+    if script is not None:
+        try:
+            with open(script, encoding="utf-8", errors="replace") as handle:
+                hint = input_shape_of(handle.read())
+        except OSError:
+            hint = None
+        if hint is not None:
+            synthetic.input_shape, synthetic.input_line = hint
     try:
         _patch_numpy(synthetic)
         pandas = _optional("pandas")

@@ -307,3 +307,31 @@ def test_shapes_follow_the_calls_arguments_positional_or_named():
     assert images.shape == (16, 20, 30, 1) and labels.shape == (16, 1) and labels.dtype == tf.float32
     assert words.dtype == tf.string and onehot.shape == (4, 2) and texts.class_names == ["neg", "pos"]
     assert len(replaced.notes()) == 2 and "20x30x1" in replaced.notes()[0]
+
+
+def test_arrays_take_the_shape_of_the_models_input_when_the_script_spells_it(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("from tensorflow import keras\nFEATURES = 20\n\n\nmodel = keras.Sequential([\n"
+                      "    keras.Input(shape=(FEATURES,)),\n    keras.layers.Dense(1)])\n")
+    replaced = synthetic.install("missing", script=str(script))
+    try:
+        table = np.loadtxt("data/train.csv", delimiter=",")
+        features = np.load("data/x.npy")
+        labels = np.load("data/y.npy")
+    finally:
+        replaced.uninstall()
+    assert table.shape == features.shape == (64, 20) and labels.shape == (64,)
+    assert "shaped like the model's input on line 6" in replaced.notes()[0]
+
+
+@pytest.mark.parametrize(("source", "shape"), [
+    ("keras.Input((28, 28, 1))", (28, 28, 1)),
+    ("SIZE = (32, 32)\nkeras.Input(shape=(*SIZE, 3))", (32, 32, 3)),
+    ("layers.Dense(8, input_shape=(13,))", (13,)),
+    ("keras.Input(shape=(None, 8))", None),  # not a fixed shape
+    ("keras.Input(shape=(n,))", None),  # not a constant
+    ("x = 1", None),
+])
+def test_the_model_input_is_read_from_constants_only(source, shape):
+    found = synthetic.input_shape_of(source)
+    assert (found[0] if found else None) == shape
