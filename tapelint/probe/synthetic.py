@@ -120,6 +120,18 @@ class Synthetic:
             frame = frame.f_back  # type: ignore[assignment]
         return "<unknown>"
 
+    def from_script(self) -> bool:
+        """Whether the patched function was called by the script's own code, not by a library (which may probe
+        for an optional file and expect the error)."""
+        frame = sys._getframe(1)
+        here = os.path.abspath(__file__)
+        while frame is not None and os.path.abspath(frame.f_code.co_filename) == here:
+            frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        return not name.startswith("<") and not os.path.abspath(name).startswith(self._roots)
+
     def missing(self, path: Any) -> bool:
         """Whether a path source is to be replaced: always in `always` mode; otherwise when it is not here.
         A remote path (gs://, http://) is never looked up: that would be a download."""
@@ -300,7 +312,7 @@ def _patch_numpy(synthetic: Synthetic) -> None:
     original_load, original_loadtxt, original_genfromtxt = np.load, np.loadtxt, np.genfromtxt
 
     def load(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if not synthetic.missing(file):
+        if not synthetic.from_script() or not synthetic.missing(file):
             return original_load(file, *args, **kwargs)
         path = _path_of(file) or ""
         if path.endswith(".npz"):
@@ -314,7 +326,7 @@ def _patch_numpy(synthetic: Synthetic) -> None:
 
     def text_loader(original: Callable, name: str) -> Callable:
         def loader(fname: Any, *args: Any, **kwargs: Any) -> Any:
-            if not synthetic.missing(fname):
+            if not synthetic.from_script() or not synthetic.missing(fname):
                 return original(fname, *args, **kwargs)
             usecols = kwargs.get("usecols")
             columns = (1 if isinstance(usecols, int) else len(usecols)) if usecols is not None else None
@@ -353,7 +365,7 @@ def _patch_pandas(synthetic: Synthetic, pandas: Any) -> None:
 
     def reader(original: Callable, name: str) -> Callable:
         def read(path: Any, *args: Any, **kwargs: Any) -> Any:
-            if not synthetic.missing(path):
+            if not synthetic.from_script() or not synthetic.missing(path):
                 return original(path, *args, **kwargs)
             columns = kwargs.get("names") or kwargs.get("usecols") or kwargs.get("columns")
             width = synthetic.input_shape[0] if synthetic.input_shape and len(synthetic.input_shape) == 1 else None
@@ -375,7 +387,7 @@ def _patch_pil(synthetic: Synthetic, image_module: Any) -> None:
     original = image_module.open
 
     def open_(fp: Any, *args: Any, **kwargs: Any) -> Any:
-        if _path_of(fp) is None or not synthetic.missing(fp):
+        if _path_of(fp) is None or not synthetic.from_script() or not synthetic.missing(fp):
             return original(fp, *args, **kwargs)
         synthetic.add(f"PIL.Image.open({_quote(fp)})", f"an RGB image {IMAGE_SIZE[1]}x{IMAGE_SIZE[0]}")
         return image_module.fromarray(synthetic.images(1, *IMAGE_SIZE, 3, "uint8")[0], "RGB")
@@ -387,7 +399,7 @@ def _patch_cv2(synthetic: Synthetic, cv2: Any) -> None:
     original = cv2.imread
 
     def imread(filename: Any, flags: int = 1, *args: Any) -> Any:
-        if not synthetic.missing(filename):
+        if not synthetic.from_script() or not synthetic.missing(filename):
             return original(filename, flags, *args)
         channels = 1 if flags == 0 else 3
         image = synthetic.images(1, *IMAGE_SIZE, channels, "uint8")[0]

@@ -335,3 +335,16 @@ def test_arrays_take_the_shape_of_the_models_input_when_the_script_spells_it(tmp
 def test_the_model_input_is_read_from_constants_only(source, shape):
     found = synthetic.input_shape_of(source)
     assert (found[0] if found else None) == shape
+
+
+def test_a_library_looking_for_an_optional_file_still_gets_its_error(numpy_only, tmp_path):
+    """Only the script's own calls are replaced: here a 'library' (code under site-packages) calls np.load."""
+    import sysconfig
+
+    library = compile("import numpy as np\ndef probe_cache(path):\n    return np.load(path)\n",
+                      os.path.join(sysconfig.get_paths()["purelib"], "somelib", "cache.py"), "exec")
+    namespace: dict = {}
+    exec(library, namespace)
+    with pytest.raises(FileNotFoundError):
+        namespace["probe_cache"](str(tmp_path / "cache.npy"))
+    assert numpy_only.notes() == []
