@@ -166,7 +166,8 @@ def main(argv: list[str]) -> int:
                      "type": type(caught).__name__, "frame": map_error_frame(last_user_frame(caught))}
     if synthetic is not None:
         notes = synthetic.notes() + notes
-    elif error is not None and error.get("type") in ("FileNotFoundError", "NotFoundError"):
+    elif error is not None and (error.get("type") in ("FileNotFoundError", "NotFoundError", "URLError")
+                                or "URL fetch failure" in str(error.get("message"))):  # keras' get_file offline
         notes.append("data or weights the script reads are not here: `tapelint probe --synthetic-data` hands it "
                      "synthetic stand-ins")
     notes += [f"a probe callback failed (the step still ran): {text}" for text in callback_errors]
