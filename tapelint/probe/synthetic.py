@@ -898,7 +898,7 @@ def _fake_tfds(synthetic: Synthetic) -> types.ModuleType:
     return module
 
 
-def _fake_hub(synthetic: Synthetic) -> types.ModuleType:
+def _fake_hub(synthetic: Synthetic, reason: str = "needs tensorflow_hub, not installed here") -> types.ModuleType:
     module = types.ModuleType("tensorflow_hub")
     module.__doc__ = "tapelint probe --synthetic-data: a stand-in for tensorflow_hub, which is not installed."
     import keras
@@ -919,7 +919,7 @@ def _fake_hub(synthetic: Synthetic) -> types.ModuleType:
             self.width = int(width or 128)
             synthetic.add(f"hub.KerasLayer({_quote(handle)})",
                           f"a random layer with {self.width} outputs instead (text: a hashed embedding; images: a "
-                          "pooled projection)", True, "needs tensorflow_hub, not installed here")
+                          "pooled projection)", True, reason)
 
         def build(self, input_shape: Any) -> None:
             self.text = getattr(self, "_input_is_text", False)
@@ -972,16 +972,108 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
+class _PatchingLoader:
+    """The real loader of an installed module, which patches the module once it has run."""
+
+    def __init__(self, loader: Any, patch: Callable[[types.ModuleType], None]) -> None:
+        self._loader = loader
+        self._patch = patch
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        self._patch(module)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """First on sys.meta_path: an installed tensorflow_datasets or tensorflow_hub is patched as it is imported,
+    before the script uses it, so that it downloads nothing."""
+
+    def __init__(self, patchers: dict[str, Callable[[types.ModuleType], None]]) -> None:
+        self.patchers = patchers
+        self.busy: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in self.patchers or fullname in self.busy:
+            return None
+        self.busy.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.busy.discard(fullname)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _PatchingLoader(spec.loader, self.patchers[fullname])  # type: ignore[assignment]
+        return spec
+
+
+def _patch_installed_tfds(synthetic: Synthetic, module: types.ModuleType) -> None:
+    original = module.load
+
+    def load(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if synthetic.mode != "always":
+            try:
+                return original(name, *args, **{**kwargs, "download": False})
+            except Exception:  # noqa: BLE001 - not prepared in the data dir: tfds would download it
+                pass
+        return getattr(_fake_tfds(synthetic), "load")(name, *args, **kwargs)
+
+    module.load = load  # type: ignore[attr-defined]
+
+
+def _hub_cached(handle: Any) -> bool:
+    import hashlib
+    import tempfile
+
+    text = _path_of(handle)
+    if text is None or os.path.exists(text):
+        return True
+    cache = os.environ.get("TFHUB_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "tfhub_modules")
+    return os.path.isdir(os.path.join(cache, hashlib.sha1(text.encode()).hexdigest()))
+
+
+def _patch_installed_hub(synthetic: Synthetic, module: types.ModuleType) -> None:
+    original_layer, original_load = module.KerasLayer, module.load
+    stand_in = _fake_hub(synthetic, "is not in the TF Hub cache and is not downloaded")
+
+    def keras_layer(handle: Any, *args: Any, **kwargs: Any) -> Any:
+        if synthetic.mode != "always" and _hub_cached(handle):
+            return original_layer(handle, *args, **kwargs)
+        return stand_in.KerasLayer(handle, *args, **kwargs)
+
+    def load(handle: Any, *args: Any, **kwargs: Any) -> Any:
+        if _hub_cached(handle):
+            return original_load(handle, *args, **kwargs)
+        raise OSError(f"hub.load({handle!r}): not in the TF Hub cache, and --synthetic-data downloads nothing "
+                      "(hub.KerasLayer has a stand-in, hub.load has none)")
+
+    module.KerasLayer = keras_layer  # type: ignore[attr-defined]
+    module.load = load  # type: ignore[attr-defined]
+
+
 def _add_stand_ins(synthetic: Synthetic) -> None:
     makers: dict[str, Callable[[], types.ModuleType]] = {}
-    for name, maker in (("tensorflow_datasets", _fake_tfds), ("tensorflow_hub", _fake_hub)):
-        if importlib.util.find_spec(name) is None:
+    patchers: dict[str, Callable[[types.ModuleType], None]] = {}
+    for name, maker, patcher in (("tensorflow_datasets", _fake_tfds, _patch_installed_tfds),
+                                 ("tensorflow_hub", _fake_hub, _patch_installed_hub)):
+        if name in sys.modules:
+            patcher(synthetic, sys.modules[name])
+        elif importlib.util.find_spec(name) is None:
+            if synthetic.tf is None:
+                continue  # the stand-ins are made of TensorFlow
             makers[name] = (lambda make: lambda: make(synthetic))(maker)
-    if not makers:
-        return
-    finder = _StandIns(makers)
-    sys.meta_path.append(finder)
-    synthetic._undo.append(lambda: sys.meta_path.remove(finder) if finder in sys.meta_path else None)
+        else:
+            patchers[name] = (lambda patch: lambda module: patch(synthetic, module))(patcher)
+    for finder, first in ((_StandIns(makers), False), (_AfterImport(patchers), True)):
+        if not (finder.makers if isinstance(finder, _StandIns) else finder.patchers):
+            continue
+        sys.meta_path.insert(0, finder) if first else sys.meta_path.append(finder)
+        synthetic._undo.append((lambda f: lambda: sys.meta_path.remove(f) if f in sys.meta_path else None)(finder))
 
 
 def _optional(name: str) -> Any:
@@ -1020,7 +1112,7 @@ def install(mode: str, tf: Any = None, script: str | None = None) -> Synthetic:
         if tf is not None:
             _patch_keras(synthetic)
             _patch_tf(synthetic)
-            _add_stand_ins(synthetic)
+        _add_stand_ins(synthetic)
     except BaseException:
         synthetic.uninstall()
         raise

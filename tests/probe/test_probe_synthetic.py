@@ -348,3 +348,22 @@ def test_a_library_looking_for_an_optional_file_still_gets_its_error(numpy_only,
     with pytest.raises(FileNotFoundError):
         namespace["probe_cache"](str(tmp_path / "cache.npy"))
     assert numpy_only.notes() == []
+
+
+def test_an_installed_tensorflow_datasets_is_never_asked_to_download(tmp_path, monkeypatch):
+    package = tmp_path / "tensorflow_datasets"
+    package.mkdir()
+    (package / "__init__.py").write_text("CALLS = []\n\ndef load(name, **kwargs):\n    CALLS.append(kwargs)\n"
+                                         "    return 'prepared'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tensorflow_datasets", raising=False)
+    replaced = synthetic.install("missing")
+    try:
+        import tensorflow_datasets as tfds
+
+        assert tfds.load("mnist", split="train") == "prepared"
+        assert tfds.CALLS == [{"split": "train", "download": False}]
+    finally:
+        replaced.uninstall()
+        sys.modules.pop("tensorflow_datasets", None)
+    assert not any(isinstance(f, synthetic._AfterImport) for f in sys.meta_path)
