@@ -547,19 +547,21 @@ class _KerasSources:
         (it does not exist, so what reads it next is replaced), or, inside keras.datasets, _NoDownload."""
 
         def get_file(fname: Any = None, origin: Any = None, *args: Any, **kwargs: Any) -> Any:
-            cache_dir = kwargs.get("cache_dir") or os.environ.get("KERAS_HOME") or os.path.join(
+            given = _arguments(original, fname, (origin, *args), kwargs)
+            cache_dir = given.get("cache_dir") or os.environ.get("KERAS_HOME") or os.path.join(
                 os.path.expanduser("~"), ".keras")
             name = fname or os.path.basename(str(origin or "download"))
-            path = os.path.join(os.fspath(cache_dir), kwargs.get("cache_subdir", "datasets"), os.fspath(name))
-            alternative = os.path.join("/tmp", ".keras", kwargs.get("cache_subdir", "datasets"), os.fspath(name))
+            subdir = given.get("cache_subdir") or "datasets"
+            path = os.path.join(os.fspath(cache_dir), subdir, os.fspath(name))
+            alternative = os.path.join("/tmp", ".keras", subdir, os.fspath(name))
             for candidate in (path, alternative):
-                if os.path.exists(candidate) and not kwargs.get("force_download"):
+                if os.path.exists(candidate) and not given.get("force_download"):
                     return original(fname, origin, *args, **kwargs)
             if self.s._strict_downloads:
                 raise _NoDownload(path)
             self.s._undownloaded.add(os.path.abspath(path))
             for suffix in (".tar.gz", ".tgz", ".zip", ".tar"):
-                if path.endswith(suffix) and (kwargs.get("extract") or kwargs.get("untar")):
+                if path.endswith(suffix) and (given.get("extract") or given.get("untar")):
                     path = path[: -len(suffix)]
             self.s._undownloaded.add(os.path.abspath(path))
             return path
