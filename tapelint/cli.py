@@ -231,6 +231,11 @@ class ProbeDevice(str, Enum):
     gpu = "gpu"
 
 
+class ProbeSyntheticData(str, Enum):
+    missing = "missing"
+    always = "always"
+
+
 class ProbeFunctions(str, Enum):
     graph = "graph"
     eager = "eager"
@@ -254,6 +259,11 @@ def probe_command(
     functions: ProbeFunctions = typer.Option(ProbeFunctions.graph, "--functions",
                                              help="graph: tf.functions run traced, as without the probe. eager: they "
                                                   "run eagerly, and the last one is traced once more at the end."),
+    synthetic_data: Optional[ProbeSyntheticData] = typer.Option(
+        None, "--synthetic-data", metavar="[missing|always]",
+        help="Hand the script synthetic data where its data source is not here, and random weights where pretrained "
+             "ones would be downloaded (nothing is); the report lists each. always: replace every data source. A bare "
+             "--synthetic-data means missing (or `probe.synthetic-data` in the config)."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Use this pyproject.toml instead of searching for one."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
@@ -269,7 +279,8 @@ def probe_command(
         code = run_probe_command(script=script, args=list(script_args or []), steps=steps, timeout=timeout,
                                  device=device.value, memory_limit=memory_limit, output_format=output_format.value,
                                  config_file=config_file, exit_zero=exit_zero, python=python,
-                                 functions=functions.value)
+                                 functions=functions.value,
+                                 synthetic_data=synthetic_data.value if synthetic_data is not None else None)
     except TapelintError as error:
         raise fail(str(error)) from None
     raise typer.Exit(code)
@@ -355,9 +366,23 @@ def server(
     serve()
 
 
+def optional_values(args: list[str]) -> list[str]:
+    """`tapelint probe ... --synthetic-data` without a value means `--synthetic-data=missing` (click's options
+    take a value or none, not either)."""
+    if not args or args[0] != "probe":
+        return args
+    out = list(args)
+    for index, token in enumerate(out):
+        if token == "--":
+            break
+        if token == "--synthetic-data" and (index + 1 == len(out) or out[index + 1] not in ("missing", "always")):
+            out[index] = "--synthetic-data=missing"
+    return out
+
+
 def main() -> None:
     try:
-        result = app(prog_name="tapelint", standalone_mode=False)
+        result = app(prog_name="tapelint", args=optional_values(sys.argv[1:]), standalone_mode=False)
         if result == EXIT_INTERRUPTED:
             # typer turns Ctrl-C into a quiet exit 130; say what happened, once.
             say_interrupted()

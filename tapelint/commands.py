@@ -336,7 +336,8 @@ def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
     from tapelint.probe_settings import probe_settings
 
     settings = probe_settings(config.probe)
-    probe = run_probe(script, steps=settings["steps"], timeout=settings["timeout"], settings=dict(config.probe))
+    probe = run_probe(script, steps=settings["steps"], timeout=settings["timeout"], settings=dict(config.probe),
+                      synthetic_data=_synthetic_mode(settings["synthetic-data"]))
     enabled = set(config.enabled_codes())
     result.diagnostics[:] = merge(result.diagnostics, probe, script, lambda d: d.code in enabled)
     print(probe.summary_line(), file=sys.stderr)
@@ -402,8 +403,10 @@ def run_daemon_command(*, action: str, idle_timeout: float) -> int:
 
 def run_probe_command(*, script: str, args: list[str], steps: int | None, timeout: float | None, device: str,
                       memory_limit: int | None, output_format: str, config_file: Path | None,
-                      exit_zero: bool, python: str | None = None, functions: str = "graph") -> int:
-    """`tapelint probe`: run the script under the probe and print its report."""
+                      exit_zero: bool, python: str | None = None, functions: str = "graph",
+                      synthetic_data: str | None = None) -> int:
+    """`tapelint probe`: run the script under the probe and print its report. `synthetic_data`: missing or
+    always (--synthetic-data), None for the config's `probe.synthetic-data`."""
     from tapelint.probe import run_probe
     from tapelint.probe_settings import probe_settings
 
@@ -414,13 +417,18 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     result = run_probe(script, args, steps=steps if steps is not None else settings["steps"],
                        timeout=timeout if timeout is not None else settings["timeout"], device=device,
                        memory_limit_mb=memory_limit, settings=dict(config.probe), python=python,
-                       functions=functions)
+                       functions=functions,
+                       synthetic_data=_synthetic_mode(synthetic_data or settings["synthetic-data"]))
     if result.status == "setup-error":
         raise InputError((result.error or {}).get("message") or "the probe could not start")
     enabled = set(config.enabled_codes())
     result.findings = [d for d in result.findings if d.code in enabled]
     sys.stdout.write(result.render(output_format))
     return result.exit_code_for(exit_zero)
+
+
+def _synthetic_mode(value: str) -> str | None:
+    return None if value == "off" else value
 
 
 def _plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -39,7 +39,12 @@ PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {
     "saturated-fraction": (0.5, float, "DeepDiagnosis flags saturation when more than 50% of outputs are saturated. Here "
                                        "a sample is saturated when the loss clips its probability (0 or 1 in float32, "
                                        "on either side), so the clipped loss passes no gradient for it."),
+    "synthetic-data": ("off", str, "`true` or \"missing\": synthetic data and random weights stand in for data sources "
+                                   "and pretrained weights that are not on this machine; \"always\": for every data "
+                                   "source; `false` or \"off\": never (as `--synthetic-data`)."),
 }
+
+SYNTHETIC_DATA_MODES = {True: "missing", False: "off", "missing": "missing", "always": "always", "off": "off"}
 
 
 def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -49,6 +54,12 @@ def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]
             known = ", ".join(sorted(PROBE_DEFAULTS)) or "none"
             raise ConfigError(f"{where}: unknown key `{key}` in [tool.tapelint.probe] (known: {known})")
         default, expected, _ = PROBE_DEFAULTS[key]
+        if key == "synthetic-data" and (isinstance(value, bool)
+                                        or (isinstance(value, str) and value in SYNTHETIC_DATA_MODES)):
+            value = SYNTHETIC_DATA_MODES[value]
+        elif key == "synthetic-data":
+            raise ConfigError(f"{where}: `probe.synthetic-data` must be true, false, \"missing\" or \"always\", "
+                              f"not {value!r}")
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):

@@ -105,6 +105,17 @@ def main(argv: list[str]) -> int:
 
     recorder.checkpoint = lambda: _write(report_path, snapshot("stopped" if recorder.stopped else "running"))
     uninstall = install(recorder, mode)
+    synthetic = None
+    if options.get("synthetic_data"):  # --synthetic-data: stand-ins for data and weights that are not here
+        from tapelint.probe import synthetic as synthetic_sources
+
+        try:
+            synthetic = synthetic_sources.install(options["synthetic_data"], tf, script)
+        except Exception as failure:  # noqa: BLE001 - a Keras or TensorFlow this module does not know
+            payload.update(status="setup-error", error={"message": f"--synthetic-data could not patch this "
+                                                                   f"TensorFlow: {type(failure).__name__}: {failure}"})
+            _write(report_path, payload)
+            return 0
     recorder.checkpoint()  # from here on a timeout is the script's, not TensorFlow's import
 
     sys.argv = [options["script"], *options.get("args", [])]
@@ -153,6 +164,12 @@ def main(argv: list[str]) -> int:
             error = {"message": f"{error_line(caught)} (when `{name}` runs as a graph, as it does without the probe; "
                                 "under the probe it ran eagerly)",
                      "type": type(caught).__name__, "frame": map_error_frame(last_user_frame(caught))}
+    if synthetic is not None:
+        notes = synthetic.notes() + notes
+    elif error is not None and (error.get("type") in ("FileNotFoundError", "NotFoundError", "URLError")
+                                or "URL fetch failure" in str(error.get("message"))):  # keras' get_file offline
+        notes.append("data or weights the script reads are not here: `tapelint probe --synthetic-data` hands it "
+                     "synthetic stand-ins")
     notes += [f"a probe callback failed (the step still ran): {text}" for text in callback_errors]
     payload.update(error=error, exit_code=exit_code, notes=notes)
     _write(report_path, snapshot(status))

@@ -228,13 +228,15 @@ def check_interpreter(python: str) -> str:
 def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int = 1, timeout: float = 300.0,
               device: str = "auto", memory_limit_mb: int | None = None, settings: dict[str, Any] | None = None,
               cwd: str | os.PathLike | None = None, python: str | None = None,
-              functions: str = "graph") -> ProbeResult:
+              functions: str = "graph", synthetic_data: str | None = None) -> ProbeResult:
     """Run `script` with `args` under the probe and return what it found. Raises InputError for problems
     with the request itself (no such script, no TensorFlow, bad option values).
 
     `python`: the interpreter to run the script with (the project's own virtualenv); default: this one.
     `functions`: "graph" runs tf.functions traced, as the script runs without the probe; "eager" runs them
-    eagerly and traces the last one once more at the end."""
+    eagerly and traces the last one once more at the end.
+    `synthetic_data`: "missing" replaces the data sources and pretrained weights that are not on this machine
+    with synthetic ones (tapelint.probe.synthetic), "always" replaces every data source; None: neither."""
     path = Path(script)
     if not path.is_file():
         raise InputError(f"{script}: no such file")
@@ -248,6 +250,8 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         raise InputError("--memory-limit must be a positive number of megabytes")
     if functions not in FUNCTION_MODES:
         raise InputError(f"--functions must be graph or eager, not {functions!r}")
+    if synthetic_data not in (None, "missing", "always"):
+        raise InputError(f"--synthetic-data must be missing or always, not {synthetic_data!r}")
     if python is not None:
         interpreter = check_interpreter(python)
     elif importlib.util.find_spec("tensorflow") is None:
@@ -267,7 +271,8 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = (env["PYTHONPATH"] + os.pathsep if env.get("PYTHONPATH") else "") + package_root
 
-    options = {"script": str(path), "args": list(args), "steps": steps, "device": device, "functions": functions}
+    options = {"script": str(path), "args": list(args), "steps": steps, "device": device, "functions": functions,
+               "synthetic_data": synthetic_data}
     started = time.monotonic()
     subreaper = _become_subreaper()
     before = _children()
