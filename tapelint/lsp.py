@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
@@ -1051,18 +1051,22 @@ class TapelintServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, version=run.version, diagnostics=[self.to_lsp(d, lines, uri) for d in run.diagnostics]))
 
-    def to_lsp(self, diagnostic: Diagnostic, lines: Sequence[str], uri: str | None = None) -> types.Diagnostic:
+    def to_lsp(self, diagnostic: Diagnostic, lines: Sequence[str], uri: str | None = None,
+               cells: Mapping[int, tuple[str, Sequence[str]]] | None = None) -> types.Diagnostic:
+        """`diagnostic` in LSP form, on `lines` (the document `uri`). `cells`, for a cell of an open notebook:
+        each code cell's number (as findings count them) with its URI and lines, so that a cause in another
+        cell is linked to that cell."""
         href = rule_docs_uri(diagnostic.code)
         message, related = diagnostic.message, None
         if diagnostic.related:
             capabilities = getattr(self.protocol, "client_capabilities", None)  # None before `initialize`
             document = capabilities.text_document if capabilities is not None else None
             publish = document.publish_diagnostics if document is not None else None
-            # Another cell of a notebook has no URI here: that place, and all of them for a client that cannot
+            # A place in a notebook cell the editor has no URI for, and all of them for a client that cannot
             # show related information, are read in the message, as the concise text has them.
             linked = (diagnostic.related if publish is not None and publish.related_information else ())
-            linked = tuple(r for r in linked if r.cell is None or r.cell == diagnostic.cell)
-            related = [self._related_information(diagnostic, r, lines, uri) for r in linked] or None
+            linked = tuple(r for r in linked if r.cell is None or r.cell == diagnostic.cell or r.cell in (cells or {}))
+            related = [self._related_information(diagnostic, r, lines, uri, cells) for r in linked] or None
             folded = tuple(r for r in diagnostic.related if r not in linked)
             if folded:
                 from tapelint.reporters.related import related_suffix
@@ -1078,11 +1082,14 @@ class TapelintServer(LanguageServer):
             related_information=related,
         )
 
-    def _related_information(self, diagnostic: Diagnostic, r: Any, lines: Sequence[str],
-                             uri: str | None) -> types.DiagnosticRelatedInformation:
-        """A related place as the editor opens it: in this document (`uri`), or in another file of the project
-        (its positions counted on the file as the workspace has it)."""
-        if r.path == diagnostic.path:
+    def _related_information(self, diagnostic: Diagnostic, r: Any, lines: Sequence[str], uri: str | None,
+                             cells: Mapping[int, tuple[str, Sequence[str]]] | None = None,
+                             ) -> types.DiagnosticRelatedInformation:
+        """A related place as the editor opens it: in this document (`uri`), in another cell of its notebook
+        (`cells`), or in another file of the project (its positions counted on the file as the workspace has it)."""
+        if r.path == diagnostic.path and cells and r.cell is not None and r.cell != diagnostic.cell:
+            target, lines = cells[r.cell]
+        elif r.path == diagnostic.path:
             target = uri or Path(r.path).resolve().as_uri()
         else:
             target = Path(r.path).resolve().as_uri()
@@ -1143,7 +1150,8 @@ class TapelintServer(LanguageServer):
         return actions
 
     def quick_fixes(self, uri: str, diagnostics: Sequence[Diagnostic], lines: Sequence[str],
-                    rng: types.Range) -> list[types.CodeAction]:
+                    rng: types.Range, cells: Mapping[int, tuple[str, Sequence[str]]] | None = None,
+                    ) -> list[types.CodeAction]:
         """A quick fix for each finding of the document `uri` with a fix whose range touches `rng`."""
         codec = self.workspace.position_codec
         actions = []
@@ -1151,7 +1159,7 @@ class TapelintServer(LanguageServer):
             fix = diagnostic.fix
             if fix is None:
                 continue
-            lsp_diagnostic = self.to_lsp(diagnostic, lines, uri)
+            lsp_diagnostic = self.to_lsp(diagnostic, lines, uri, cells)
             if not ranges_touch(lsp_diagnostic.range, rng):
                 continue
             title = f"{diagnostic.code}: {fix.title}"
@@ -1287,16 +1295,22 @@ class TapelintServer(LanguageServer):
         are no longer Python code) get theirs cleared."""
         previous = self.notebook_runs.get(uri)
         self.notebook_runs[uri] = run
-        for _, cell_uri, source in run.cells:
-            lines = split_lines(source)
+        cells = self.cell_places(run)
+        for number, cell_uri, _ in run.cells:
+            lines = cells[number][1]
             document = self.open_document(cell_uri)
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=cell_uri, version=document.version if document is not None else None,
-                diagnostics=[self.to_lsp(d, lines, cell_uri) for d in run.diagnostics.get(cell_uri, ())]))
+                diagnostics=[self.to_lsp(d, lines, cell_uri, cells) for d in run.diagnostics.get(cell_uri, ())]))
         current = {cell_uri for _, cell_uri, _ in run.cells}
         for _, cell_uri, _ in previous.cells if previous is not None else ():
             if cell_uri not in current:
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+
+    @staticmethod
+    def cell_places(run: NotebookRun) -> dict[int, tuple[str, Sequence[str]]]:
+        """Each code cell of a notebook run: its number, with its URI and lines."""
+        return {number: (cell_uri, split_lines(source)) for number, cell_uri, source in run.cells}
 
     def forget_notebook(self, uri: str, cell_uris: Sequence[str]) -> None:
         stale = self.notebook_pending.pop(uri, None)
@@ -1333,7 +1347,7 @@ class TapelintServer(LanguageServer):
 
         actions: list[types.CodeAction] = []
         if wanted(types.CodeActionKind.QuickFix.value):
-            actions.extend(self.quick_fixes(uri, diagnostics, lines, params.range))
+            actions.extend(self.quick_fixes(uri, diagnostics, lines, params.range, self.cell_places(run)))
         if wanted(FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in diagnostics):
             try:
                 sources = [(cell_number, text) for cell_number, _, text in cells]

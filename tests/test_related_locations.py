@@ -382,3 +382,37 @@ def test_a_related_place_in_another_cell_names_its_cell_in_sarif_and_full_text()
     assert place["physicalLocation"]["region"]["startLine"] == 2
     assert "= note: the softmax: nb.ipynb:cell 2:2:5" in render_text([finding], 1, text_format="full")
     assert "m (the softmax at cell 2, line 2) [" in render_text([finding], 1, text_format="concise")
+
+
+def test_the_editor_links_a_softmax_in_another_cell_of_an_open_notebook_to_that_cell():
+    """A notebook open in the editor: the softmax of cell 1 is a related place on cell 3's finding, linked to
+    cell 1's own URI at its own line; without that cell's URI it is read in the message instead."""
+    server = _server(True)
+    from tapelint.lsp import NotebookRun
+    from tapelint.notebooks import lint_cells
+
+    model = ("import tensorflow as tf\n\n"
+             "model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
+    loop = textwrap.dedent("""\
+        loss_fn = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+        optimizer = tf.keras.optimizers.Adam(1e-3)
+        for x, y in data:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    uris = ["vscode-notebook-cell:/nb.ipynb#W0", "vscode-notebook-cell:/nb.ipynb#W2"]
+    found = _tl101(lint_cells([(1, model), (3, loop)], "nb.ipynb", Config()))
+    assert found.cell == 3 and [r.cell for r in found.related] == [1]
+    run = NotebookRun(((1, uris[0], model), (3, uris[1], loop)), {uris[1]: (found,)})
+
+    lsp = server.to_lsp(found, loop.splitlines(), uris[1], server.cell_places(run))
+    [info] = lsp.related_information
+    assert info.location.uri == uris[0]
+    assert (info.location.range.start.line, info.location.range.start.character) == (2, 29)
+    assert lsp.message == found.message
+
+    unlinked = server.to_lsp(found, loop.splitlines(), uris[1])
+    assert unlinked.related_information is None
+    assert unlinked.message == f"{found.message} (the softmax at cell 1, line 3)"
