@@ -113,6 +113,14 @@ def test_full_text_gives_the_softmax_a_note_with_its_location(project: Path):
     assert "(the softmax at line" not in block.split("\n")[0], "full output says it once, in the note"
 
 
+@pytest.mark.parametrize("fmt", ["github", "azure", "gitlab", "junit"])
+def test_ci_annotations_name_the_softmax_on_the_finding(project: Path, fmt: str):
+    """A pull-request annotation or CI report shows only the finding's own line: the cause is named in it."""
+    report = _cli("--format", fmt, "--fail-on", "info", "train.py")
+    line = next(text for text in report.splitlines() if "from_logits" in text and "TL101" in text)
+    assert f"(the softmax at line {SOFTMAX_LINE})" in line
+
+
 def test_json_output_has_a_related_list(project: Path):
     payload = json.loads(_cli("--format", "json", "train.py"))
     finding = next(d for d in payload["diagnostics"] if d["code"] == "TL101")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.escape import printable
+from tapelint.reporters.related import related_suffix
 
 # Azure has two issue types; an info finding is a warning there.
 TYPES = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "warning"}
@@ -25,7 +26,7 @@ def render_azure(diagnostics: list[Diagnostic], files_checked: int = 0, **_: obj
     lines = []
     for d in diagnostics:
         properties = [f"type={TYPES[d.severity]}", f"sourcepath={_property(d.path)}"]
-        message = f"{d.message} [{d.name}]"
+        message = f"{d.message}{related_suffix(d)} [{d.name}]"
         if d.cell is None:
             properties += [f"linenumber={d.line}", f"columnnumber={d.column + 1}"]
         else:

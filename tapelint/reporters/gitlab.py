@@ -12,6 +12,7 @@ from typing import Callable
 from tapelint.baseline import keyed, relative_path
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.escape import unicode_strings
+from tapelint.reporters.related import related_suffix
 
 SEVERITIES = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
 
@@ -31,10 +32,10 @@ def render_gitlab(diagnostics: list[Diagnostic], files_checked: int = 0, *,
     root = project_root()
     issues = []
     for key, occurrence, d in keyed(diagnostics, root, sources):
-        description = f"{d.code} {d.message}"
+        description = f"{d.code} {d.message}{related_suffix(d)}"
         if d.cell is not None:
             # Cell lines are not lines of the .ipynb file: the issue points at the file, the text at the cell.
-            description = f"{d.code} cell {d.cell}, line {d.line}: {d.message}"
+            description = f"{d.code} cell {d.cell}, line {d.line}: {d.message}{related_suffix(d)}"
         lines = {"begin": d.line, "end": max(d.end_line, d.line)} if d.cell is None else {"begin": 1}
         issues.append({
             "description": description,

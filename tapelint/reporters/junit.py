@@ -11,6 +11,7 @@ from itertools import groupby
 from tapelint.diagnostic import Diagnostic, Severity
 from tapelint.escape import xml_text
 from tapelint.reporters.text import location
+from tapelint.reporters.related import related_suffix
 
 
 def fails(d: Diagnostic, fail_on: str) -> bool:
@@ -38,7 +39,7 @@ def render_junit(diagnostics: list[Diagnostic], files_checked: int = 0, *, fail_
             case = ET.SubElement(suite, "testcase", name=f"{d.code} {d.name} at {where}", classname=name,
                                  file=name, line=str(d.line))
             # The path as `location` prints it (its control characters already escaped).
-            text = xml_text(f"{location(d)}: {d.code} {d.message} [{d.name}] ({d.severity.value})")
+            text = xml_text(f"{location(d)}: {d.code} {d.message}{related_suffix(d)} [{d.name}] ({d.severity.value})")
             if fails(d, fail_on):
                 failure = ET.SubElement(case, "failure", message=xml_text(d.message), type=d.code)
                 failure.text = text
