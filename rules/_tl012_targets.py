@@ -22,7 +22,7 @@ from tapelint.analysis.facts import DEFINITION_TYPES, CallSite, Facts, Scope, Ta
 from tapelint.analysis.gradients import weights_owner
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import gradient_owners
-from tapelint.analysis.predictions import evaluations
+from tapelint.analysis.evaluations import evaluations
 from tapelint.analysis.values import Value, values
 from tapelint.analysis.walk import child_nodes, iter_nodes
 
@@ -70,7 +70,7 @@ def regressions(facts: Facts) -> list[Regression]:
     def compute() -> list[Regression]:
         found: list[Regression] = []
         for evaluation in evaluations(facts):
-            if evaluation.kind != "loss" or evaluation.name not in REGRESSION_LOSSES:
+            if evaluation.role != "loss" or evaluation.name not in REGRESSION_LOSSES:
                 continue
             if evaluation.y_true is None or evaluation.y_pred is None:
                 continue

@@ -80,15 +80,15 @@ class SoftmaxOutputWithFromLogits(Rule):
             seen.add(id(node))
             # Keras losses recover the logits of a Keras softmax/sigmoid layer (TF >= 2.4) and only warn;
             # a raw activation, or any probabilities given to a `tf.nn` op, is squashed twice for real.
-            raw = (fed.spec.raw_op or fed.output.description.startswith("`tf.")
+            raw = (fed.spec.op or fed.output.description.startswith("`tf.")
                    or fed.output.description.startswith("`keras.ops"))
             self.report(
                 node,
                 severity=Severity.ERROR if raw else Severity.WARNING,
                 confidence=Confidence.HIGH if not fed.via_compile else Confidence.INFERRED,
                 fix=self._fix(fed.spec.from_logits_arg),
-                loss=fed.spec.name,
-                expects="always takes logits" if fed.spec.raw_op else "is built with `from_logits=True`",
+                loss=fed.spec.written,
+                expects="always takes logits" if fed.spec.op else "is built with `from_logits=True`",
                 what=f"{fed.output.activation} probabilities",
                 source=fed.output.description,
                 related=[(fed.output.node, f"the {fed.output.activation or 'activation'}")],

@@ -97,12 +97,12 @@ class LogitsPassedAsProbabilities(Rule):
             source = fed.output.description or "the model"
             confidence = Confidence.INFERRED if fed.via_compile else Confidence.HIGH
             if fed.output.kind is Output.LOGITS:
-                self.report(node, confidence=confidence, fix=self._fix(fed), loss=fed.spec.name,
+                self.report(node, confidence=confidence, fix=self._fix(fed), loss=fed.spec.written,
                             received=f"the raw logits of {source}", remedy="set `from_logits=True`",
                             related=[(fed.output.node, "the output without an activation")])
                 continue
             # Another activation: which fix is right depends on what the output is meant to be.
-            self.report(node, confidence=confidence, loss=fed.spec.name,
+            self.report(node, confidence=confidence, loss=fed.spec.written,
                         received=f"the `{fed.output.activation}` output of {source}, which is not a probability",
                         remedy=("end the model in `sigmoid` (or `softmax`), or drop the activation and set "
                                 "`from_logits=True`"),

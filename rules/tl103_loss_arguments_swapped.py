@@ -7,11 +7,8 @@ from tapelint.analysis.facts import arg_value, keyword_arg
 from tapelint.analysis.labels import Encoding, label_reader
 from tapelint.analysis.names import dotted
 from tapelint.analysis.purpose import only_in_unit_tests
-from tapelint.analysis.predictions import (
-    Evaluation,
-    evaluations,
-    prediction_source,
-)
+from tapelint.analysis.evaluations import Evaluation, evaluations
+from tapelint.analysis.predictions import prediction_source
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -146,6 +143,8 @@ class LossArgumentsSwapped(Rule):
         for ev in evaluations(facts):
             if ev.name in NOT_A_PAIR or ev.name in SYMMETRIC or ev.y_true is None or ev.y_pred is None:
                 continue  # the same value either way, or no `(y_true, y_pred)` pair
+            if ev.custom:
+                continue  # a `Loss` subclass of this module: whether the swap changes its value is unknown
             first = prediction_source(facts, ev.y_true, ev.site.scope, ev.site.order)
             if first is None:
                 continue
@@ -160,7 +159,7 @@ class LossArgumentsSwapped(Rule):
                 continue  # a test that fits two samples: the swap changes how well it learns, not whether it runs
             callee = dotted(ev.site.node.func) or ev.name
             other = cst.Module([]).code_for_node(ev.y_pred)
-            if ev.kind == "tf.nn":
+            if ev.role == "op":
                 self.report(
                     ev.y_true_arg or ev.site.node,
                     f"`{callee}` gets {first} as `labels=` and `{other}` as `logits=`: the arguments are swapped",
@@ -177,7 +176,7 @@ class LossArgumentsSwapped(Rule):
     def _symmetric(self, ev: Evaluation) -> bool | None:
         """Does swapping the two arguments leave the value unchanged? None when it depends on arguments that
         cannot be read."""
-        if ev.kind == "tf.nn":
+        if ev.role == "op":
             return False
         if ev.name in SYMMETRIC:
             return True
@@ -231,7 +230,7 @@ class LossArgumentsSwapped(Rule):
         a, b = ev.y_true_arg, ev.y_pred_arg
         if a is None or b is None or ev.y_true is None or ev.y_pred is None:
             return None
-        if ev.kind != "tf.nn" and (a.keyword is not None or b.keyword is not None):
+        if ev.role != "op" and (a.keyword is not None or b.keyword is not None):
             return None
         return PendingFix("Swap the arguments to `(y_true, y_pred)`", False,
                           [(ev.y_true, ev.y_pred), (ev.y_pred, ev.y_true)])

@@ -7,7 +7,7 @@ from tapelint.analysis.facts import arg_value
 from tapelint.analysis.labels import Encoding, LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import Compile, compile_for
 from tapelint.analysis.names import dotted
-from tapelint.analysis.predictions import evaluations
+from tapelint.analysis.evaluations import evaluations
 from tapelint.diagnostic import Confidence, Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 
@@ -113,7 +113,7 @@ class LabelEncodingMismatch(Rule):
             fix = None
             if ev.construction is not None:
                 fix = self._rename_fix(ev.construction.func, ev.name)
-            elif ev.kind != "tf.nn":
+            elif ev.role != "op":
                 fix = self._rename_fix(ev.site.node.func, ev.name)
             self._report(ev.y_true, dotted(ev.site.node.func) or ev.name, wanted, info, fix)
         self._check_fit()

@@ -97,7 +97,7 @@ class ManualSoftmaxBeforeLoss(Rule):
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            self.report(node, activation=dotted(node.func) or "softmax", loss=fed.spec.name)
+            self.report(node, activation=dotted(node.func) or "softmax", loss=fed.spec.written)
 
     VALID = [
         Valid(

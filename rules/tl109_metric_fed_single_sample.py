@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis.names import dotted
 from tapelint.analysis.outputs import output_model, single_output
-from tapelint.analysis.predictions import evaluations
+from tapelint.analysis.evaluations import evaluations
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid
 
@@ -87,7 +87,7 @@ class MetricFedSingleSample(Rule):
     def check(self) -> None:
         facts = self.facts
         for ev in evaluations(facts):
-            if ev.kind != "metric" or ev.y_pred is None:
+            if ev.role != "metric" or ev.y_pred is None:
                 continue
             base, chain = _subscripts(ev.y_pred)
             if not chain or not _first_index_is_integer(chain[0]):

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.heads import LossKind, Meeting, activation_argument, meetings
+from tapelint.analysis.evaluations import LossKind
+from tapelint.analysis.heads import Meeting, activation_argument, meetings
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, PendingFix, Rule, Valid
 from tapelint.rules._heads_family import causes, replace_string

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tapelint.analysis.heads import LossKind, single_unit_multiclass
+from tapelint.analysis.evaluations import LossKind
+from tapelint.analysis.heads import single_unit_multiclass
 from tapelint.rules._heads_family import causes
 from tapelint.analysis.labels import Encoding
 from tapelint.analysis.facts import arg_value

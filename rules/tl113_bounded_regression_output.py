@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tapelint.analysis.heads import ACTIVATION_RANGES, LossKind, activation_argument, meetings, targets_outside
+from tapelint.analysis.evaluations import LossKind
+from tapelint.analysis.heads import ACTIVATION_RANGES, activation_argument, meetings, targets_outside
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid

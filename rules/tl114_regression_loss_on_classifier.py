@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from tapelint.analysis.heads import LossKind, meetings
+from tapelint.analysis.evaluations import LossKind
+from tapelint.analysis.heads import meetings
 from tapelint.analysis.labels import Encoding
 from tapelint.diagnostic import Severity
 from tapelint.rule import Invalid, Rule, Valid

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Scope, arg_value
 from tapelint.analysis.gradients import under_tape
-from tapelint.analysis.heads import loss_call
+from tapelint.analysis.evaluations import evaluations
 from tapelint.analysis.keras import NOISE_LAYERS, layer_class
 from tapelint.analysis.models import (
     KerasModel, compiles, layer_constructions, model_reader, order_known,
@@ -141,14 +141,10 @@ class DropoutAfterOutput(Rule):
         return list(found.values())
 
     def _loss_inputs(self) -> list[tuple[CallSite, cst.BaseExpression]]:
-        """Each loss evaluated on a prediction (heads.loss_call: the Keras losses by any spelling, the `tf.nn`
-        cross-entropies, loss objects the value model knows), with the prediction it is given."""
-        out: list[tuple[CallSite, cst.BaseExpression]] = []
-        for site in self.facts.calls:
-            read = loss_call(self.facts, site)
-            if read is not None and read[2] is not None:
-                out.append((site, read[2]))
-        return out
+        """Each loss evaluated on a prediction (evaluations: the Keras losses by any spelling, the TensorFlow
+        cross-entropy ops, loss objects the value model knows), with the prediction it is given."""
+        return [(ev.site, ev.y_pred) for ev in evaluations(self.facts)
+                if ev.role != "metric" and ev.y_pred is not None]
 
     # ----- what the model's output is computed with last
     def _noise_after_output(self, model: KerasModel) -> _Found | None:

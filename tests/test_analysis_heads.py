@@ -10,7 +10,8 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.heads import LossKind, loss_of, meetings
+from tapelint.analysis.evaluations import LossKind, loss_of
+from tapelint.analysis.heads import meetings
 
 
 def _facts(source: str) -> Facts:

@@ -1,9 +1,7 @@
 """Where a loss meets a model's output and its targets: the one answer to "which head, which loss, which
 targets?" for the head/loss/target mismatch rules (TL111-TL117).
 
-- `loss_of(...)`: what a loss expression is, for every Keras loss (cross-entropies, regression losses and the
-  rest), by kind, whether it is written as a string (`"mse"`), a class (`MeanSquaredError()`), a function
-  (`keras.losses.mse`) or a name holding one of them.
+- The loss itself (`Loss`, `loss_of`, and the loss calls of a custom loop) is evaluations.py's answer.
 - `Head`: a model's output as the loss sees it: its final activation (`OutputInfo`, from models.py) and the
   width of its last axis (from the Sequential stack, the shape model, or the output layer).
 - `meetings(facts)`: every place a loss meets a head: `compile(loss=...)` on a model this module builds (with
@@ -16,14 +14,12 @@ silent on it.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tapelint.analysis.constants import boolean, string
-from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.names import dotted
+from tapelint.analysis.evaluations import Loss, LossKind, evaluations, loss_of
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
 from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo, layer_class
 from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
 from tapelint.analysis.labels import LabelInfo, fit_targets, label_reader
@@ -32,170 +28,6 @@ from tapelint.analysis.models import (
 )
 from tapelint.analysis.outputs import UNIT_LAYERS, layer_units
 from tapelint.analysis.shapes import shape_of
-from tapelint.analysis.values import Kind, values_of
-
-
-class LossKind(str, enum.Enum):
-    CATEGORICAL = "categorical"  # one-hot targets, one distribution over the last axis
-    SPARSE = "sparse"  # integer class ids, one distribution over the last axis
-    BINARY = "binary"  # each output an independent probability
-    REGRESSION = "regression"  # a distance between values: MSE, MAE, Huber, log-cosh, ...
-    OTHER = "other"  # hinge, KL divergence, Poisson, cosine, ...
-
-
-# Canonical function names, and the kind of each (Keras 3's `keras.losses` plus Keras 2 aliases).
-_FUNCTIONS: dict[str, LossKind] = {
-    "categorical_crossentropy": LossKind.CATEGORICAL,
-    "categorical_focal_crossentropy": LossKind.CATEGORICAL,
-    "sparse_categorical_crossentropy": LossKind.SPARSE,
-    "binary_crossentropy": LossKind.BINARY,
-    "binary_focal_crossentropy": LossKind.BINARY,
-    "mean_squared_error": LossKind.REGRESSION,
-    "mean_absolute_error": LossKind.REGRESSION,
-    "mean_absolute_percentage_error": LossKind.REGRESSION,
-    "mean_squared_logarithmic_error": LossKind.REGRESSION,
-    "huber": LossKind.REGRESSION,
-    "log_cosh": LossKind.REGRESSION,
-    "categorical_hinge": LossKind.OTHER,
-    "hinge": LossKind.OTHER,
-    "squared_hinge": LossKind.OTHER,
-    "kl_divergence": LossKind.OTHER,
-    "poisson": LossKind.OTHER,
-    "cosine_similarity": LossKind.OTHER,
-}
-_ALIASES = {
-    "mse": "mean_squared_error", "MSE": "mean_squared_error",
-    "mae": "mean_absolute_error", "MAE": "mean_absolute_error",
-    "mape": "mean_absolute_percentage_error", "MAPE": "mean_absolute_percentage_error",
-    "msle": "mean_squared_logarithmic_error", "MSLE": "mean_squared_logarithmic_error",
-    "logcosh": "log_cosh", "huber_loss": "huber", "bce": "binary_crossentropy", "BCE": "binary_crossentropy",
-    "kld": "kl_divergence", "KLD": "kl_divergence", "kullback_leibler_divergence": "kl_divergence",
-}
-_CLASSES = {
-    "CategoricalCrossentropy": "categorical_crossentropy",
-    "CategoricalFocalCrossentropy": "categorical_focal_crossentropy",
-    "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
-    "BinaryCrossentropy": "binary_crossentropy",
-    "BinaryFocalCrossentropy": "binary_focal_crossentropy",
-    "MeanSquaredError": "mean_squared_error",
-    "MeanAbsoluteError": "mean_absolute_error",
-    "MeanAbsolutePercentageError": "mean_absolute_percentage_error",
-    "MeanSquaredLogarithmicError": "mean_squared_logarithmic_error",
-    "Huber": "huber",
-    "LogCosh": "log_cosh",
-    "CategoricalHinge": "categorical_hinge",
-    "Hinge": "hinge",
-    "SquaredHinge": "squared_hinge",
-    "KLDivergence": "kl_divergence",
-    "Poisson": "poisson",
-    "CosineSimilarity": "cosine_similarity",
-}
-# The `tf.nn` cross-entropies: logits by definition, arguments `(labels=, logits=)`.
-_TF_NN = {
-    "softmax_cross_entropy_with_logits": "categorical_crossentropy",
-    "softmax_cross_entropy_with_logits_v2": "categorical_crossentropy",
-    "sparse_softmax_cross_entropy_with_logits": "sparse_categorical_crossentropy",
-    "sigmoid_cross_entropy_with_logits": "binary_crossentropy",
-}
-
-
-@dataclass(frozen=True, eq=False)
-class Loss:
-    """A Keras loss as written: its canonical function name, its kind, and whether it takes logits."""
-
-    name: str  # "mean_squared_error", "categorical_crossentropy"
-    kind: LossKind
-    from_logits: bool | None  # None: not a constant; False for the losses that take no such switch
-    node: cst.CSTNode  # the string, construction or function reference
-    written: str  # as the user wrote it, for messages: "mse", "CategoricalCrossentropy"
-
-
-def _canonical(word: str) -> str | None:
-    word = _ALIASES.get(word, word)
-    return word if word in _FUNCTIONS else None
-
-
-def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> Loss | None:
-    """What loss `expr` is: a loss string, a `keras.losses` class construction or function, or a name that
-    holds one of them (every value the value model gives it must be the same loss). None otherwise."""
-    if expr is None or depth > 6:
-        return None
-    text = string(expr)
-    if text is not None:
-        canonical = _canonical(text)
-        return Loss(canonical, _FUNCTIONS[canonical], False, expr, text) if canonical else None
-    if type(expr) is cst.Call:
-        qualified = facts.resolve(expr.func) or ""
-        last = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("keras.losses.") and last in _CLASSES:
-            name = _CLASSES[last]
-            arg = keyword_arg(expr, "from_logits")
-            if arg is None and _FUNCTIONS[name] in (LossKind.CATEGORICAL, LossKind.SPARSE, LossKind.BINARY):
-                positional = [a for a in expr.args if a.keyword is None]
-                arg = positional[0] if positional else None
-            from_logits = False if arg is None else boolean(arg.value)
-            return Loss(name, _FUNCTIONS[name], from_logits, expr, last)
-        return None
-    resolved = facts.resolve(expr)
-    if resolved is not None and resolved.startswith("keras.losses."):
-        last = resolved.rsplit(".", 1)[-1]
-        function = _canonical(last)
-        return Loss(function, _FUNCTIONS[function], False, expr, last) if function else None
-    if type(expr) not in (cst.Name, cst.Attribute):
-        return None
-    held = values_of(facts, expr, scope, order)
-    found: list[Loss] = []
-    for value in held:
-        if value.kind is Kind.UNKNOWN or value.node is None or value.node is expr:
-            return None
-        site = facts.call_site(value.node) if type(value.node) is cst.Call else None
-        where_scope, where_order = (site.scope, site.order) if site is not None else (scope, order)
-        loss = loss_of(facts, value.node, where_scope, where_order, depth + 1) if isinstance(
-            value.node, cst.BaseExpression) else None
-        if loss is None:
-            return None
-        found.append(loss)
-    if not found or len({(loss.name, loss.from_logits) for loss in found}) != 1:
-        return None
-    return found[0]
-
-
-def loss_call(facts: Facts, site: CallSite) -> tuple[Loss, cst.BaseExpression | None, cst.BaseExpression | None] | None:
-    """(loss, y_true, y_pred) when the call evaluates a loss: `loss_fn(y, p)`, `keras.losses.mse(y, p)`,
-    `tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=p)`."""
-    call = site.node
-    qualified = site.qualified or ""
-    if qualified.startswith("tensorflow.nn."):
-        last = qualified.rsplit(".", 1)[-1]
-        if last not in _TF_NN or qualified.count(".") != 2:
-            return None
-        raw = _TF_NN[last]
-        return (Loss(raw, _FUNCTIONS[raw], True, call, f"tf.nn.{last}"), arg_value(call, None, "labels"),
-                arg_value(call, None, "logits"))
-    if qualified.startswith("keras.losses."):
-        last = qualified.rsplit(".", 1)[-1]
-        function = _canonical(last)
-        if function is None:
-            return None
-        from_logits = boolean(arg_value(call, None, "from_logits")) if keyword_arg(call, "from_logits") else False
-        return Loss(function, _FUNCTIONS[function], from_logits, call, last), arg_value(call, 0, "y_true"), arg_value(
-            call, 1, "y_pred")
-    if qualified or type(call.func) not in (cst.Name, cst.Attribute):
-        return None
-    found = loss_of(facts, call.func, site.scope, site.order)
-    loss: Loss
-    if found is None:
-        # A loss object the vocabulary does not name (a `keras.losses.Loss` subclass, a loss from
-        # `keras.losses.get`): a loss of another kind, when the value model says every value is a loss.
-        held = values_of(facts, call.func, site.scope, site.order)
-        if not held or any(v.kind is not Kind.LOSS for v in held):
-            return None
-        loss = Loss("<custom>", LossKind.OTHER, None, call.func, dotted(call.func) or "loss")
-    elif type(found.node) is not cst.Call:  # a loss object, called (not a string or a function reference)
-        return None
-    else:
-        loss = found
-    return loss, arg_value(call, 0, "y_true"), arg_value(call, 1, "y_pred")
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,11 +132,11 @@ def meetings(facts: Facts) -> list[Meeting]:
             head = Head(model.output, model_units(facts, model), model)
             targets, where = _compile_targets(facts, compiled)
             found.append(Meeting(site, loss, head, targets, where, compiled))
-        for site in facts.calls:
-            read = loss_call(facts, site)
-            if read is None:
+        for evaluation in evaluations(facts):
+            loss, site = evaluation.loss, evaluation.site
+            if evaluation.role == "metric" or loss is None:
                 continue
-            loss, y_true, y_pred = read
+            y_true, y_pred = evaluation.y_true, evaluation.y_pred
             head = head_of_prediction(facts, y_pred, site.scope, site.order)
             targets = labels.encoding(y_true, site.scope, site.order) if y_true is not None else UNKNOWN_TARGETS
             found.append(Meeting(site, loss, head, targets, y_true))

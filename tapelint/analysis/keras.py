@@ -1,5 +1,6 @@
-"""The Keras vocabulary tapelint reads: learning rates, losses (and cross-entropy metrics), layer classes
-and their activations, and what a final activation makes of a model's output (probabilities or logits).
+"""The Keras vocabulary tapelint reads: learning rates, layer classes and their activations, and what a
+final activation makes of a model's output (probabilities or logits). Losses and metrics are read in
+`evaluations.py`.
 
 Models themselves (their layers, output, construction) are read in `models.py`.
 """
@@ -11,10 +12,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.constants import boolean, number, string
-from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value, keyword_arg
-from tapelint.analysis.names import dotted
-from tapelint.analysis.values import Kind, last_assignment, values_of
+from tapelint.analysis.constants import number, string
+from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
+from tapelint.analysis.values import Kind, values_of
 from tapelint.analysis.vocabulary import (  # noqa: F401  (re-exported: rules import them from here)
     ADAPTIVE_OPTIMIZERS,
     APPLICATIONS_PREFIX,
@@ -64,199 +64,6 @@ def _lr_value(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: int) 
     if initial is None or site is None:
         return LearningRate(None, held.node, name)
     return LearningRate(number(facts, initial, site.scope, site.order), initial, name)
-
-
-# ----------------------------------------------------------------------------- losses
-
-
-class LossFamily(str, enum.Enum):
-    CATEGORICAL = "categorical"
-    SPARSE = "sparse"
-    BINARY = "binary"
-
-
-_LOSS_CLASSES = {
-    "CategoricalCrossentropy": LossFamily.CATEGORICAL,
-    "CategoricalFocalCrossentropy": LossFamily.CATEGORICAL,
-    "SparseCategoricalCrossentropy": LossFamily.SPARSE,
-    "BinaryCrossentropy": LossFamily.BINARY,
-    "BinaryFocalCrossentropy": LossFamily.BINARY,
-}
-_LOSS_FUNCTIONS = {
-    "categorical_crossentropy": LossFamily.CATEGORICAL,
-    "categorical_focal_crossentropy": LossFamily.CATEGORICAL,
-    "sparse_categorical_crossentropy": LossFamily.SPARSE,
-    "binary_crossentropy": LossFamily.BINARY,
-    "binary_focal_crossentropy": LossFamily.BINARY,
-}
-# The `tf.nn` cross-entropies take logits by definition: `(labels, logits)`, no `from_logits` switch.
-_TF_NN_LOSSES = {
-    "softmax_cross_entropy_with_logits": LossFamily.CATEGORICAL,
-    "softmax_cross_entropy_with_logits_v2": LossFamily.CATEGORICAL,
-    "sparse_softmax_cross_entropy_with_logits": LossFamily.SPARSE,
-    "sigmoid_cross_entropy_with_logits": LossFamily.BINARY,
-    "weighted_cross_entropy_with_logits": LossFamily.BINARY,
-}
-_LOSS_STRINGS = {
-    "categorical_crossentropy": LossFamily.CATEGORICAL,
-    "sparse_categorical_crossentropy": LossFamily.SPARSE,
-    "binary_crossentropy": LossFamily.BINARY,
-}
-
-
-@dataclass
-class LossSpec:
-    """A cross-entropy loss: where it was built and whether it expects logits."""
-
-    family: LossFamily
-    from_logits: bool | None  # None: not a constant
-    construction: cst.Call | None  # the class construction or function call that sets from_logits
-    from_logits_arg: cst.Arg | None
-    name: str  # class or function name, for messages
-    is_function: bool = False
-    raw_op: bool = False  # a `tf.nn.*_with_logits` op: always logits, arguments `(labels, logits)`
-
-
-def _loss_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
-    qualified = facts.resolve(call.func)
-    if qualified and qualified.startswith("tensorflow.nn.") and qualified.count(".") == 2:
-        last = qualified.rsplit(".", 1)[-1]
-        raw_family = _TF_NN_LOSSES.get(last)
-        if raw_family is None:
-            return None
-        return LossSpec(raw_family, True, call, None, f"tf.nn.{last}", is_function=True, raw_op=True)
-    if qualified and qualified.startswith("tensorflow.compat.v1.losses."):
-        last = qualified.rsplit(".", 1)[-1]
-        tf1_family = _TF1_LOSSES.get(last)
-        if tf1_family is None:
-            return None
-        return LossSpec(tf1_family, True, call, None, f"tf.compat.v1.losses.{last}", is_function=True, raw_op=True)
-    if not qualified or not qualified.startswith("keras.losses."):
-        return None
-    last = qualified.rsplit(".", 1)[-1]
-    family = _LOSS_CLASSES.get(last)
-    is_function = False
-    if family is None:
-        family = _LOSS_FUNCTIONS.get(last)
-        is_function = family is not None
-    if family is None:
-        return None
-    arg = keyword_arg(call, "from_logits")
-    if arg is None and not is_function:
-        positional = [a for a in call.args if a.keyword is None]
-        arg = positional[0] if positional else None
-    if arg is None:
-        from_logits: bool | None = False
-    else:
-        from_logits = boolean(arg.value)
-    return LossSpec(family, from_logits, call, arg, last, is_function)
-
-
-@dataclass
-class LossCall:
-    """A place where a cross-entropy is evaluated on a prediction."""
-
-    site: CallSite
-    spec: LossSpec
-    y_pred: cst.BaseExpression | None
-    y_true: cst.BaseExpression | None
-
-
-# Keras metrics that compute a cross-entropy and take `from_logits=` like the losses do.
-_XENT_METRICS = {
-    "SparseCategoricalCrossentropy": LossFamily.SPARSE,
-    "CategoricalCrossentropy": LossFamily.CATEGORICAL,
-    "BinaryCrossentropy": LossFamily.BINARY,
-}
-# TF1's `tf.compat.v1.losses` ops take logits, with the arguments `(labels, logits)`.
-_TF1_LOSSES = {
-    "sparse_softmax_cross_entropy": LossFamily.SPARSE,
-    "softmax_cross_entropy": LossFamily.CATEGORICAL,
-    "sigmoid_cross_entropy": LossFamily.BINARY,
-}
-
-
-def _metric_from_call(facts: Facts, call: cst.Call) -> LossSpec | None:
-    """`keras.metrics.SparseCategoricalCrossentropy(from_logits=...)` (keyword only: `name` comes first)."""
-    qualified = facts.resolve(call.func) or ""
-    if not qualified.startswith("keras.metrics."):
-        return None
-    last = qualified.rsplit(".", 1)[-1]
-    family = _XENT_METRICS.get(last)
-    if family is None:
-        return None
-    arg = keyword_arg(call, "from_logits")
-    from_logits = False if arg is None else boolean(arg.value)
-    return LossSpec(family, from_logits, call, arg, f"{last} metric")
-
-
-def metric_calls(facts: Facts) -> list[LossCall]:
-    """Every cross-entropy metric fed a prediction: `metric.update_state(y, p)` and `metric(y, p)`,
-    with the metric read through the value model."""
-
-    def compute() -> list[LossCall]:
-        found: list[LossCall] = []
-        for site in facts.calls:
-            func = site.node.func
-            target = func.value if type(func) is cst.Attribute and func.attr.value == "update_state" else func
-            if type(func) is cst.Attribute and target is func:
-                continue
-            held = values_of(facts, target, site.scope, site.order)
-            metrics = [v for v in held if v.kind is Kind.METRIC and isinstance(v.node, cst.Call)]
-            if not metrics or len(metrics) != len(held):
-                continue
-            specs = [_metric_from_call(facts, v.node) for v in metrics]  # type: ignore[arg-type]
-            if any(spec is None for spec in specs) or len({(s.family, s.from_logits) for s in specs}) != 1:  # type: ignore[union-attr]
-                continue
-            found.append(LossCall(site, specs[0], arg_value(site.node, 1, "y_pred"),  # type: ignore[arg-type]
-                                  arg_value(site.node, 0, "y_true")))
-        return found
-
-    return facts.cached("metric_calls", compute)
-
-
-def loss_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> LossSpec | None:
-    """The loss object an expression refers to (`loss_fn`, `self.loss_fn`, a constructor call)."""
-    if expr is None or depth > 5:
-        return None
-    kind = type(expr)  # exact types: a failed isinstance against a libcst class costs an ABC check
-    if kind is cst.Call:
-        spec = _loss_from_call(facts, expr)  # type: ignore[arg-type]
-        if spec is not None and not spec.is_function:
-            return spec
-        return None
-    if kind is cst.SimpleString:
-        family = _LOSS_STRINGS.get(string(expr) or "")
-        return LossSpec(family, False, None, None, string(expr) or "", False) if family else None
-    name = dotted(expr)
-    if name is None:
-        return None
-    binding = last_assignment(facts, name, scope, order)
-    if binding is None or binding.value is None or binding.index is not None:
-        return None
-    return loss_object(facts, binding.value, binding.scope, binding.order, depth + 1)
-
-
-def loss_calls(facts: Facts) -> list[LossCall]:
-    """Every cross-entropy evaluation in the module: `loss_fn(y, p)`, `categorical_crossentropy(y, p)`."""
-
-    def compute() -> list[LossCall]:
-        found: list[LossCall] = []
-        for site in facts.calls:
-            call = site.node
-            spec = _loss_from_call(facts, call)
-            if spec is not None and spec.raw_op:
-                found.append(LossCall(site, spec, arg_value(call, 1, "logits"), arg_value(call, 0, "labels")))
-                continue
-            if spec is not None and spec.is_function:
-                found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
-                continue
-            spec = loss_object(facts, call.func, site.scope, site.order)
-            if spec is not None:
-                found.append(LossCall(site, spec, arg_value(call, 1, "y_pred"), arg_value(call, 0, "y_true")))
-        return found
-
-    return facts.cached("loss_calls", compute)
 
 
 # ----------------------------------------------------------------------------- layers and models

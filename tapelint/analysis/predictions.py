@@ -1,18 +1,15 @@
-"""Which values carry a model's prediction, and which Keras loss or metric a call evaluates.
+"""Which values carry a model's prediction.
 
-Loss-argument rules ask "is this expression the model's output?" and "is this call a Keras loss (or
-metric) taking `(y_true, y_pred)`?". Both are answered here, through assignments, parameters and
-`self.` attributes, following only value-preserving operations (an activation, a reshape, a slice),
-never `tf.ones_like(pred)` and the like, which build targets *from* a prediction.
+Loss-argument rules ask "is this expression the model's output?" (which call evaluates a loss or metric
+is evaluations.py's answer). It is answered here, through assignments, parameters and `self.`
+attributes, following only value-preserving operations (an activation, a reshape, a slice), never `tf.ones_like(pred)` and the like, which build targets *from* a prediction.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import libcst as cst
 
-from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
+from tapelint.analysis.facts import Facts, Scope, arg_value
 from tapelint.analysis.keras import ACTIVATION_FUNCTIONS, layer_class
 from tapelint.analysis.models import model_reader
 from tapelint.analysis.names import dotted
@@ -117,114 +114,3 @@ def _from_parameter(facts: Facts, name: str, scope: Scope, depth: int) -> str | 
             return None
         found = found or source
     return found
-
-
-# ----------------------------------------------------------------------------- Keras losses and metrics
-
-
-@dataclass
-class Evaluation:
-    """A call that evaluates a Keras loss or metric on `(y_true, y_pred)`."""
-
-    site: CallSite
-    kind: str  # "loss" | "metric" | "tf.nn"
-    name: str  # class or function name: `CategoricalCrossentropy`, `sparse_categorical_crossentropy`
-    y_true: cst.BaseExpression | None
-    y_pred: cst.BaseExpression | None
-    y_true_arg: cst.Arg | None
-    y_pred_arg: cst.Arg | None
-    construction: cst.Call | None = None
-
-
-def _keras_object(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int,
-                  depth: int = 0) -> tuple[str, str, cst.Call] | None:
-    """("loss"|"metric", class name, construction) for an expression holding a Keras loss/metric object."""
-    if expr is None or depth > 5:
-        return None
-    if type(expr) is cst.Call:  # (exact type: a failed isinstance costs an ABC check)
-        qualified = facts.resolve(expr.func)
-        if not qualified:
-            return None
-        last = qualified.rsplit(".", 1)[-1]
-        if not last[:1].isupper() or qualified.count(".") != 2:
-            return None
-        if qualified.startswith("keras.losses."):
-            return ("loss", last, expr)
-        if qualified.startswith("keras.metrics."):
-            return ("metric", last, expr)
-        return None
-    name = dotted(expr)
-    if name is None:
-        return None
-    binding = last_assignment(facts, name, scope, order)
-    if binding is None or binding.value is None or binding.index is not None or binding.augmented:
-        return None
-    return _keras_object(facts, binding.value, binding.scope, binding.order, depth + 1)
-
-
-def _arg(call: cst.Call, position: int, keyword: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if position < len(positional) else None
-
-
-# Public functions of `keras.losses`/`keras.metrics` that are not losses or metrics.
-_NOT_LOSSES = frozenset({"get", "serialize", "deserialize"})
-
-_TF_NN_LOSSES = frozenset(
-    {
-        "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
-        "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
-    }
-)
-
-
-def evaluations(facts: Facts) -> list[Evaluation]:
-    """Every evaluation of a Keras loss or metric, and of the `tf.nn` cross-entropies, in the module."""
-
-    def compute() -> list[Evaluation]:
-        found: list[Evaluation] = []
-        for site in facts.calls:
-            call = site.node
-            qualified = site.qualified
-            if qualified and qualified.startswith("tensorflow.nn."):
-                last = qualified.rsplit(".", 1)[-1]
-                if last in _TF_NN_LOSSES:
-                    labels = _keyword_only(call, "labels")
-                    logits = _keyword_only(call, "logits")
-                    found.append(Evaluation(site, "tf.nn", last, _value(labels), _value(logits), labels, logits))
-                continue
-            if qualified and qualified.startswith(("keras.losses.", "keras.metrics.")):
-                last = qualified.rsplit(".", 1)[-1]
-                if last[:1].islower() and qualified.count(".") == 2 and last not in _NOT_LOSSES:
-                    true_arg, pred_arg = _arg(call, 0, "y_true"), _arg(call, 1, "y_pred")
-                    kind = "loss" if qualified.startswith("keras.losses.") else "metric"
-                    found.append(Evaluation(site, kind, last, _value(true_arg), _value(pred_arg),
-                                            true_arg, pred_arg))
-                continue
-            target: cst.BaseExpression | None = call.func
-            if type(call.func) is cst.Attribute and call.func.attr.value == "update_state":
-                target = call.func.value
-            held = _keras_object(facts, target, site.scope, site.order)
-            if held is None:
-                continue
-            kind, name, construction = held
-            true_arg, pred_arg = _arg(call, 0, "y_true"), _arg(call, 1, "y_pred")
-            found.append(Evaluation(site, kind, name, _value(true_arg), _value(pred_arg), true_arg, pred_arg,
-                                    construction))
-        return found
-
-    return facts.cached("evaluations", compute)
-
-
-def _keyword_only(call: cst.Call, keyword: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    return None
-
-
-def _value(arg: cst.Arg | None) -> cst.BaseExpression | None:
-    return arg.value if arg is not None else None
