@@ -259,8 +259,8 @@ class Evaluation:
 _Object = tuple[str, str, "Loss | None", "cst.Call | None", bool]  # role, name, loss, construction, custom
 
 
-def _object(facts: Facts, value: Value) -> _Object | None:
-    """What a value the value model gives a callee is, when it is a loss or metric to evaluate."""
+def _object(facts: Facts, value: Value, callee: cst.BaseExpression) -> _Object | None:
+    """What a value the value model gives `callee` is, when it is a loss or metric to evaluate."""
     if value.kind in (Kind.LOSS, Kind.METRIC) and type(value.node) is cst.Call:
         built = _construction(facts, value.node)
         if built is not None:
@@ -271,12 +271,13 @@ def _object(facts: Facts, value: Value) -> _Object | None:
             base.startswith("keras.losses.") for base in values(facts).library_bases(value.cls)):
         # `Loss.__call__(y_true, y_pred)` calls the subclass's `call`: its kind is the subclass's own.
         return "loss", value.cls, Loss(CUSTOM, LossKind.OTHER, None, value.node, value.cls), value.node, True
-    if value.kind is Kind.EXTERNAL and value.node is not None and value.cls \
+    if value.kind is Kind.EXTERNAL and value.cls \
             and value.cls.startswith(("keras.losses.", "keras.metrics.")) and value.cls.count(".") == 2:
         last = value.cls.rsplit(".", 1)[-1]
         if last[:1].islower() and last not in _NOT_LOSSES:  # a function, held by a name
             role = "loss" if value.cls.startswith("keras.losses.") else "metric"
-            return role, last, _function_loss(None, value.node, last), None, False
+            # (a reference to a library function has no node of its own: the callee stands for it)
+            return role, last, _function_loss(None, value.node or callee, last), None, False
     return None
 
 
@@ -302,14 +303,15 @@ def _evaluation(facts: Facts, site: CallSite) -> Evaluation | None:
     func = call.func
     if type(func) is cst.Attribute and func.attr.value == "update_state":
         target: cst.BaseExpression = func.value
-    elif type(func) in (cst.Name, cst.Attribute) and not qualified:
+    elif type(func) in (cst.Name, cst.Attribute, cst.Call) and not qualified:
         target = func
     else:
         return None
+    # `keras.losses.MeanSquaredError()(y, p)`: the construction itself (as a value it is its own)
     held = values_of(facts, target, site.scope, site.order)
     read: list[_Object] = []
     for value in held:
-        found = _object(facts, value)
+        found = _object(facts, value, target)
         if found is None:
             return None
         read.append(found)
