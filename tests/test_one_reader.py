@@ -5,6 +5,9 @@ second time fails here, with the line to move.
   index `analysis/facts.py` keeps): nothing else calls `Facts.binding_before`.
 - "Which layers does this Sequential model have?" is answered by `analysis/models.py`: nothing else
   names the Sequential classes, matches an `.add(...)` method call, or asks for `x.add` calls by name.
+- "Which calls evaluate a loss or metric, which one, on which `(y_true, y_pred)`?" is answered by
+  `analysis/evaluations.py`: nothing else defines a reader of loss calls or names the TensorFlow
+  cross-entropy ops, and the views (heads, losses) hand on its answer.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from pathlib import Path
 
 import libcst as cst
 
+from tapelint.analysis import evaluations as evaluations_module
+from tapelint.analysis import heads, keras, losses, predictions
 from tapelint.analysis.facts import Facts
 from tapelint.analysis.models import sequential_stack, stack_layers
 from tapelint.analysis.values import last_assignment, reaching_assignments
@@ -61,6 +66,58 @@ def _reads_a_sequential(node: ast.AST) -> bool:
                     and str(arg.values[-1].value).endswith(".add"):
                 return True  # `facts.calls_to(f"{name}.add")`
     return False
+
+
+EVALUATION_HOMES = {"tapelint/analysis/evaluations.py"}
+# The names the three former readers of loss calls went by (keras.loss_calls/metric_calls/loss_object,
+# predictions.evaluations, heads.loss_call/loss_of): a function of that name elsewhere is a second reader.
+EVALUATION_READERS = {"loss_calls", "metric_calls", "loss_object", "loss_call", "loss_of", "evaluations",
+                      "_keras_object", "_loss_from_call", "_metric_from_call"}
+TF_LOSS_OPS = {"tensorflow.nn.softmax_cross_entropy_with_logits", "tensorflow.nn.softmax_cross_entropy_with_logits_v2",
+               "tensorflow.nn.sparse_softmax_cross_entropy_with_logits",
+               "tensorflow.nn.sigmoid_cross_entropy_with_logits", "tensorflow.nn.weighted_cross_entropy_with_logits"}
+
+
+def _reads_loss_calls(node: ast.AST) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in EVALUATION_READERS:
+        return True  # a function that answers the question again
+    return isinstance(node, ast.Constant) and node.value in TF_LOSS_OPS  # a table of the ops it reads
+
+
+def test_only_the_evaluations_module_reads_loss_and_metric_calls():
+    assert _offences(_reads_loss_calls, EVALUATION_HOMES) == [], (
+        "ask tapelint.analysis.evaluations (evaluations, loss_of, Evaluation, Loss, LossKind)")
+
+
+def test_the_views_of_loss_calls_hand_on_the_one_answer():
+    # heads and losses use the same function and the same records; the old readers are gone.
+    assert heads.loss_of is evaluations_module.loss_of and losses.loss_of is evaluations_module.loss_of
+    assert heads.evaluations is evaluations_module.evaluations is losses.evaluations
+    assert heads.Loss is evaluations_module.Loss and heads.LossKind is evaluations_module.LossKind
+    assert losses.FedLoss.__dataclass_fields__["spec"].type == "Loss"
+    for module, gone in ((keras, ("loss_calls", "metric_calls", "loss_object", "LossSpec", "LossCall")),
+                         (predictions, ("evaluations", "Evaluation", "_keras_object")),
+                         (heads, ("loss_call",))):
+        assert [name for name in gone if hasattr(module, name)] == [], module.__name__
+
+
+def test_rules_take_loss_calls_from_the_one_reader():
+    offences = []
+    for path in sorted((ROOT / "rules").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tapelint.analysis."):
+                names = {alias.name for alias in node.names}
+                wanted = names & {"evaluations", "Evaluation", "loss_of", "Loss", "LossKind"}
+                if wanted and node.module != "tapelint.analysis.evaluations":
+                    offences.append(f"{_relative(path)}:{node.lineno} {sorted(wanted)} from {node.module}")
+    assert offences == []
+
+
+def test_the_loss_reader_check_catches_what_it_forbids():
+    tree = ast.parse('def loss_calls(facts): pass\nOPS = {"tensorflow.nn.sigmoid_cross_entropy_with_logits"}\n'
+                     'def loss_value(facts): pass')
+    assert sum(_reads_loss_calls(n) for n in ast.walk(tree)) == 2
 
 
 def test_only_the_value_model_turns_a_read_into_the_assignment_it_sees():

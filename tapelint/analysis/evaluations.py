@@ -186,7 +186,8 @@ def _construction(facts: Facts, call: cst.Call) -> tuple[str, str, Loss | None] 
         name = _CLASSES.get(last)
         if name is None:
             return "loss", last, Loss(CUSTOM, LossKind.OTHER, None, call, last)
-        from_logits, arg = (False, None)
+        from_logits: bool | None = False
+        arg: cst.Arg | None = None
         if _FUNCTIONS[name] in CROSS_ENTROPIES:
             from_logits, arg = _switch(call, _CLASS_FROM_LOGITS.get(last))
         return "loss", last, Loss(name, _FUNCTIONS[name], from_logits, call, last, arg)
@@ -194,8 +195,8 @@ def _construction(facts: Facts, call: cst.Call) -> tuple[str, str, Loss | None] 
         name = _XENT_METRICS.get(last)
         if name is None:
             return "metric", last, None
-        from_logits, arg = _switch(call, None)
-        return "metric", last, Loss(name, _FUNCTIONS[name], from_logits, call, f"{last} metric", arg)
+        switch, given = _switch(call, None)
+        return "metric", last, Loss(name, _FUNCTIONS[name], switch, call, f"{last} metric", given)
     return None
 
 
@@ -289,21 +290,21 @@ def _evaluation(facts: Facts, site: CallSite) -> Evaluation | None:
         canonical, label_keywords = op
         last = qualified.rsplit(".", 1)[-1]
         written = f"tf.nn.{last}" if qualified.startswith("tensorflow.nn.") else f"tf.compat.v1.losses.{last}"
-        loss = Loss(canonical, _FUNCTIONS[canonical], True, call, written, op=True)
-        return Evaluation(site, "op", last, loss, _arg(call, 0, label_keywords), _arg(call, 1, ("logits",)))
+        op_loss = Loss(canonical, _FUNCTIONS[canonical], True, call, written, op=True)
+        return Evaluation(site, "op", last, op_loss, _arg(call, 0, label_keywords), _arg(call, 1, ("logits",)))
     if qualified.startswith(("keras.losses.", "keras.metrics.")):
         last = qualified.rsplit(".", 1)[-1]
         if not last[:1].islower() or qualified.count(".") != 2 or last in _NOT_LOSSES:
             return None
         role = "loss" if qualified.startswith("keras.losses.") else "metric"
-        loss = _function_loss(call, call, last)
+        loss: Loss | None = _function_loss(call, call, last)
         if loss is None and role == "loss":
             loss = Loss(CUSTOM, LossKind.OTHER, None, call, last)
         return Evaluation(site, role, last, loss, _arg(call, 0, ("y_true",)), _arg(call, 1, ("y_pred",)))
     func = call.func
     if type(func) is cst.Attribute and func.attr.value == "update_state":
         target: cst.BaseExpression = func.value
-    elif type(func) in (cst.Name, cst.Attribute, cst.Call) and not qualified:
+    elif type(func) in (cst.Name, cst.Attribute, cst.Call):
         target = func
     else:
         return None
@@ -318,10 +319,10 @@ def _evaluation(facts: Facts, site: CallSite) -> Evaluation | None:
     if not read or len({(r[0], r[1], r[2].name if r[2] else None, r[2].from_logits if r[2] else None)
                         for r in read}) != 1:
         return None  # not a loss, or names bound to different losses: unknown
-    role, name, loss, construction, custom = read[0]
+    role, name, held_loss, construction, custom = read[0]
     if target is not func and role != "metric":
         return None  # `update_state` is a metric's
-    return Evaluation(site, role, name, loss, _arg(call, 0, ("y_true",)), _arg(call, 1, ("y_pred",)),
+    return Evaluation(site, role, name, held_loss, _arg(call, 0, ("y_true",)), _arg(call, 1, ("y_pred",)),
                       construction, custom)
 
 
