@@ -70,7 +70,7 @@ def regressions(facts: Facts) -> list[Regression]:
     def compute() -> list[Regression]:
         found: list[Regression] = []
         for evaluation in evaluations(facts):
-            if evaluation.role != "loss" or evaluation.name not in REGRESSION_LOSSES:
+            if evaluation.role != "loss" or evaluation.custom or evaluation.name not in REGRESSION_LOSSES:
                 continue
             if evaluation.y_true is None or evaluation.y_pred is None:
                 continue
