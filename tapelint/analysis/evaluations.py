@@ -134,6 +134,11 @@ class Loss:
     def cross_entropy(self) -> bool:
         return self.kind in CROSS_ENTROPIES
 
+    @property
+    def family(self) -> LossKind | None:
+        """The cross-entropy family (categorical, sparse, binary); None for other losses."""
+        return self.kind if self.kind in CROSS_ENTROPIES else None
+
 
 def _canonical(word: str) -> str | None:
     word = _ALIASES.get(word, word)
