@@ -205,6 +205,21 @@ def _construction(facts: Facts, call: cst.Call) -> tuple[str, str, Loss | None] 
     return None
 
 
+def _in_document_order(facts: Facts, held: frozenset[Value]) -> list[Value]:
+    """The values of a name, first written first: the answer names the same construction on every run (a
+    set's order depends on the nodes' ids)."""
+
+    def order(value: Value) -> int:
+        node = value.node
+        site = facts.call_site(node) if type(node) is cst.Call else None
+        if site is not None:
+            return site.order
+        bound = facts.bindings_of_value(node) if node is not None else []
+        return min((b.order for b in bound), default=1 << 60)
+
+    return sorted(held, key=order)
+
+
 def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, depth: int = 0) -> Loss | None:
     """What loss `expr` is: a loss string, a `keras.losses` class construction or function, or a name that
     holds one of them (every value the value model gives it must be the same loss). None otherwise."""
@@ -225,7 +240,7 @@ def loss_of(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: 
     if type(expr) not in (cst.Name, cst.Attribute):
         return None
     found: list[Loss] = []
-    for value in values_of(facts, expr, scope, order):
+    for value in _in_document_order(facts, values_of(facts, expr, scope, order)):
         if value.kind is Kind.UNKNOWN or value.node is None or value.node is expr:
             return None
         site = facts.call_site(value.node) if type(value.node) is cst.Call else None
@@ -316,7 +331,7 @@ def _evaluation(facts: Facts, site: CallSite) -> Evaluation | None:
     # `keras.losses.MeanSquaredError()(y, p)`: the construction itself (as a value it is its own)
     held = values_of(facts, target, site.scope, site.order)
     read: list[_Object] = []
-    for value in held:
+    for value in _in_document_order(facts, held):
         found = _object(facts, value, target)
         if found is None:
             return None
