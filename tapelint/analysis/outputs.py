@@ -169,7 +169,7 @@ def width_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, or
     """The layer constructions that may have set the width of `expr`'s last axis: the layers whose
     application computed it, where a layer that keeps its input's width (`SAME_WIDTH_LAYERS`: `Activation`,
     `Dropout`, ...) applied to one input is looked through to what computed that input, and a model's
-    application to what sets its output's width (a Sequential's `sequential_width_layer`, a functional
+    application to what sets its output's width (a Sequential's `width_entry_before`, a functional
     model's `outputs`, what a subclass's `call` returns). So `Dense(7)` then `Activation("softmax")` sets a
     width of 7 however the model is written. None when some origin cannot be read."""
     found: list[cst.Call] = []
@@ -192,11 +192,9 @@ def width_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, or
             application = origin.expr
             if type(application) is not cst.Call:
                 return None
-            if type(application.func) is cst.Call:
-                held: list[Value] = []
-                layers = [application.func] if layer_class(facts, application.func) is not None else []
-                if not layers:
-                    return None
+            held: list[Value] = []
+            if type(application.func) is cst.Call and layer_class(facts, application.func) is not None:
+                layers = [application.func]
             else:
                 values_held = values_of(facts, application.func, origin.scope, origin.order)
                 if not values_held:
