@@ -20,8 +20,9 @@ class SoftmaxOnSingleUnit(Rule):
     ## What it does
     Reports a softmax over a last axis of size one: `Dense(1, activation="softmax")` (or a one-filter
     convolution), a `Softmax()` / `Activation("softmax")` layer after a one-unit layer (in a Sequential's
-    list or added with `model.add(...)`, with width-keeping layers such as `Dropout` between them,
-    applied to a one-unit output in a functional graph, or held by a subclass and called in its `call`),
+    list or added with `model.add(...)`, applied to a one-unit output in a functional graph, or held by a
+    subclass and called in its `call`; width-keeping layers such as `Dropout` or `BatchNormalization`
+    between them are looked through),
     and `tf.nn.softmax(x)` / `keras.activations.softmax(x)` where `x` is the output of a one-unit layer.
 
     ## Why is this bad?

@@ -163,6 +163,18 @@ def train_step(x, y):
 """,
             "a linear head with from_logits=True",
         ),
+        Valid(
+            """
+import tensorflow as tf
+
+inputs = tf.keras.Input(shape=(100,))
+logits = tf.keras.layers.Dense(6)(inputs)
+outputs = tf.keras.layers.Activation("sigmoid")(tf.keras.layers.Lambda(lambda t: t[:, :1])(logits))
+model = tf.keras.Model(inputs, outputs)
+model.compile(loss="categorical_crossentropy", optimizer="rmsprop")
+""",
+            "near miss: a `Lambda` between the six units and the sigmoid may change the width: unknown",
+        ),
     ]
     INVALID = [
         Invalid(
@@ -221,6 +233,19 @@ model.add(Activation("sigmoid"))
 model.compile(loss="categorical_crossentropy", optimizer="rmsprop", metrics=["accuracy"])
 """,
             line=8,
+            message_contains="the 6 outputs",
+        ),
+        Invalid(
+            """
+import tensorflow as tf
+
+inputs = tf.keras.Input(shape=(100,))
+logits = tf.keras.layers.Dense(6)(tf.keras.layers.Dense(256, activation="relu")(inputs))
+outputs = tf.keras.layers.Activation("sigmoid")(tf.keras.layers.BatchNormalization()(logits))
+model = tf.keras.Model(inputs, outputs)
+model.compile(loss="categorical_crossentropy", optimizer="rmsprop")
+""",
+            line=6, column=38,
             message_contains="the 6 outputs",
         ),
     ]

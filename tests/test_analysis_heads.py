@@ -157,3 +157,104 @@ def test_compile_on_a_model_that_cannot_be_read_has_an_unknown_head() -> None:
     """))
     # The loaded model is a model whose output is unknown; `other` is not known to be a model at all.
     assert [(m.head.activation, m.head.units) for m in found] == [("<unknown>", None)]
+
+
+# ----------------------------------------------------------------------------- widths through width-keeping layers
+
+_SEQUENTIAL_ACTIVATION = """
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(7),
+                          keras.layers.Activation("softmax")])
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+"""
+_FUNCTIONAL_ACTIVATION = """
+import tensorflow as tf
+
+inputs = tf.keras.Input((16,))
+hidden = tf.keras.layers.Dense(32, activation="relu")(inputs)
+logits = tf.keras.layers.Dense(7)(hidden)
+logits = tf.keras.layers.BatchNormalization()(logits)
+outputs = tf.keras.layers.Activation("softmax")(logits)
+model = tf.keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+"""
+_FUNCTIONAL_DROPOUT_DENSE = """
+import tensorflow as tf
+
+inputs = tf.keras.Input((16,))
+hidden = tf.keras.layers.Dropout(0.2)(tf.keras.layers.Dense(32, activation="relu")(inputs))
+outputs = tf.keras.layers.Dense(7, activation="softmax")(hidden)
+model = tf.keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+"""
+_LOOP_HELD_ACTIVATION = """
+import tensorflow as tf
+
+inputs = tf.keras.Input((16,))
+normalize = tf.keras.layers.Softmax()
+outputs = normalize(tf.keras.layers.Dropout(0.5)(tf.keras.layers.Dense(7)(inputs)))
+model = tf.keras.Model(inputs, outputs)
+loss_fn = tf.keras.losses.CategoricalCrossentropy()
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    return tape.gradient(loss, model.trainable_variables)
+"""
+_SUBCLASS_ACTIVATION = """
+import tensorflow as tf
+
+class Classifier(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.logits = tf.keras.layers.Dense(7)
+        self.normalize = tf.keras.layers.Activation("softmax")
+
+    def call(self, x):
+        return self.normalize(self.logits(x))
+
+model = Classifier()
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+"""
+
+
+@pytest.mark.parametrize("source", [_SEQUENTIAL_ACTIVATION, _FUNCTIONAL_ACTIVATION, _FUNCTIONAL_DROPOUT_DENSE,
+                                    _LOOP_HELD_ACTIVATION, _SUBCLASS_ACTIVATION],
+                         ids=["sequential-activation", "functional-activation", "functional-dropout-dense",
+                              "custom-loop-held-softmax", "subclass-activation"])
+def test_a_head_reads_the_same_width_through_width_keeping_layers_however_it_is_written(source: str) -> None:
+    found = meetings(_facts(source))
+    assert [(m.head.activation, m.head.units) for m in found] == [("softmax", 7)]
+
+
+def _functional_after(layer: str, header: str = "") -> str:
+    return f"""
+import tensorflow as tf
+{header}
+inputs = tf.keras.Input((16,))
+logits = tf.keras.layers.Dense(7)(inputs)
+outputs = {layer}(logits)
+model = tf.keras.Model(inputs, outputs)
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+"""
+
+
+@pytest.mark.parametrize("source", [
+    _functional_after("tf.keras.layers.Lambda(lambda t: tf.nn.softmax(t))"),
+    _functional_after("Head()", "from mylib import Head"),
+    _functional_after("Head()", "class Head(tf.keras.layers.Layer):\n    def call(self, x):\n"
+                                "        return tf.nn.softmax(x)\n"),
+    _functional_after("tf.keras.layers.Reshape((7, 1))"),
+    _functional_after("tf.keras.layers.Flatten()"),
+    """
+from tensorflow import keras
+
+model = keras.Sequential([keras.layers.Dense(7, activation="softmax"), keras.layers.Reshape((7, 1))])
+model.compile(optimizer="adam", loss="categorical_crossentropy")
+""",
+], ids=["lambda", "imported-custom-layer", "local-custom-layer", "reshape", "flatten", "sequential-reshape"])
+def test_a_layer_that_may_change_the_width_leaves_the_head_width_unknown(source: str) -> None:
+    found = meetings(_facts(source))
+    assert len(found) == 1
+    assert found[0].head.units is None

@@ -9,9 +9,10 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from tapelint.analysis.facts import Facts
-from tapelint.analysis.keras import Output
+from tapelint.analysis.keras import SAME_WIDTH_LAYERS, Output
 from tapelint.analysis.models import model_reader
 from tapelint.analysis.outputs import (
     gradient_owners,
@@ -142,6 +143,54 @@ def test_units_that_differ_between_branches_are_unknown_and_a_sequential_gives_i
     assert last_axis_units(facts, *branch) is None
     assert last_axis_units(facts, *from_model) == 1
     assert last_axis_units(facts, *from_opaque) is None
+
+
+@pytest.mark.parametrize("layer", sorted(SAME_WIDTH_LAYERS))
+def test_every_width_keeping_layer_keeps_the_width_in_a_sequential_and_in_a_functional_graph(layer):
+    facts = _facts(f"""
+        import tensorflow as tf
+        stacked = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(3), tf.keras.layers.{layer}()])
+        added = tf.keras.Sequential()
+        added.add(tf.keras.layers.Dense(3))
+        added.add(tf.keras.layers.{layer}())
+        probe(stacked(x))
+        probe(added(x))
+        probe(tf.keras.layers.{layer}()(tf.keras.layers.Dense(3)(x)))
+        kept = tf.keras.layers.{layer}()
+        h = tf.keras.layers.Dense(3)(x)
+        probe(kept(h))
+    """)
+    assert [last_axis_units(facts, *probed) for probed in _probes(facts)] == [3, 3, 3, 3]
+
+
+def test_a_layer_that_may_change_the_width_after_the_last_dense_leaves_it_unknown():
+    facts = _facts("""
+        import tensorflow as tf
+        from mylib import Head
+        h = tf.keras.layers.Dense(3)(x)
+        probe(tf.keras.layers.Lambda(lambda t: t)(h))
+        probe(tf.keras.layers.Reshape((3, 1))(h))
+        probe(tf.keras.layers.Flatten()(h))
+        probe(Head()(h))
+        probe(tf.keras.Sequential([tf.keras.layers.Dense(3), tf.keras.layers.Permute((2, 1))])(x))
+    """)
+    assert [last_axis_units(facts, *probed) for probed in _probes(facts)] == [None] * 5
+
+
+def test_a_model_applied_in_a_graph_gives_the_width_its_output_has():
+    facts = _facts("""
+        import tensorflow as tf
+        inputs = tf.keras.Input((4,))
+        head = tf.keras.Model(inputs, tf.keras.layers.Softmax()(tf.keras.layers.Dense(5)(inputs)))
+        nested = tf.keras.Sequential([tf.keras.layers.Dense(8), head, tf.keras.layers.Dropout(0.1)])
+        class Net(tf.keras.Model):
+            def call(self, x):
+                return tf.keras.layers.Activation("sigmoid")(tf.keras.layers.Dense(5)(x))
+        probe(head(x))
+        probe(nested(x))
+        probe(Net()(x))
+    """)
+    assert [last_axis_units(facts, *probed) for probed in _probes(facts)] == [5, 5, 5]
 
 
 # ----------------------------------------------------------------------------- guards and probabilities

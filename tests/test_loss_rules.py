@@ -132,6 +132,42 @@ def test_one_filter_softmax_segmentation_head_is_reported():
     """) == ["TL106"]
 
 
+def test_functional_softmax_activation_after_a_width_keeping_layer_on_one_unit_is_reported():
+    assert codes("""
+        import tensorflow as tf
+        inputs = tf.keras.Input(shape=(16,))
+        hidden = tf.keras.layers.Dense(32, activation="relu")(inputs)
+        score = tf.keras.layers.Dense(1)(hidden)
+        score = tf.keras.layers.BatchNormalization()(score)
+        outputs = tf.keras.layers.Activation("softmax")(tf.keras.layers.Dropout(0.3)(score))
+        model = tf.keras.Model(inputs, outputs)
+        model.compile(optimizer="adam", loss="binary_crossentropy")
+    """) == ["TL106"]
+
+
+def test_functional_softmax_activation_over_two_units_is_not_reported():
+    assert codes("""
+        import tensorflow as tf
+        inputs = tf.keras.Input(shape=(16,))
+        hidden = tf.keras.layers.Dense(1, activation="relu")(inputs)
+        score = tf.keras.layers.Dense(2)(hidden)
+        score = tf.keras.layers.BatchNormalization()(score)
+        outputs = tf.keras.layers.Activation("softmax")(tf.keras.layers.Dropout(0.3)(score))
+        model = tf.keras.Model(inputs, outputs)
+        model.compile(optimizer="adam", loss="categorical_crossentropy")
+    """) == []
+
+
+def test_softmax_activation_after_a_lambda_on_one_unit_is_not_reported():
+    assert codes("""
+        import tensorflow as tf
+        inputs = tf.keras.Input(shape=(16,))
+        score = tf.keras.layers.Dense(1)(inputs)
+        outputs = tf.keras.layers.Activation("softmax")(tf.keras.layers.Lambda(lambda t: tf.tile(t, [1, 4]))(score))
+        model = tf.keras.Model(inputs, outputs)
+    """) == []
+
+
 def test_raw_softmax_in_an_evaluation_outside_the_tape_is_not_reported():
     assert codes("""
         import tensorflow as tf

@@ -3,7 +3,8 @@ targets?" for the head/loss/target mismatch rules (TL111-TL117).
 
 - The loss itself (`Loss`, `loss_of`, and the loss calls of a custom loop) is evaluations.py's answer.
 - `Head`: a model's output as the loss sees it: its final activation (`OutputInfo`, from models.py) and the
-  width of its last axis (from the Sequential stack, the shape model, or the output layer).
+  width of its last axis (outputs.py's one width reader, also through the shape model; never read off the
+  activation's own layer, since a `Reshape` after it keeps the activation and changes the width).
 - `meetings(facts)`: every place a loss meets a head: `compile(loss=...)` on a model this module builds (with
   the targets of every `fit` that runs that compile), and `loss_fn(y, model(x))` in a custom loop.
 
@@ -24,9 +25,9 @@ from tapelint.analysis.keras import UNKNOWN, Output, OutputInfo, layer_class
 from tapelint.analysis.labels import UNKNOWN as UNKNOWN_TARGETS
 from tapelint.analysis.labels import LabelInfo, fit_targets, label_reader
 from tapelint.analysis.models import (
-    Compile, KerasModel, compile_for, compiles, model_reader, sequential_width_layer,
+    Compile, KerasModel, compile_for, compiles, model_reader,
 )
-from tapelint.analysis.outputs import UNIT_LAYERS, layer_units
+from tapelint.analysis.outputs import model_units as output_units
 from tapelint.analysis.shapes import shape_of
 
 
@@ -51,36 +52,30 @@ class Head:
 
 
 def model_units(facts: Facts, model: KerasModel) -> float | None:
-    """The width of a model's output: the layer that sets it in a Sequential, the output layer or the shape
-    of `outputs` for a functional model. None when it cannot be proved."""
-    node = model.output.node
-    if type(node) is cst.Call and layer_class(facts, node) in UNIT_LAYERS:
-        return layer_units(facts, node)
-    if model.kind == "sequential":
-        found = sequential_width_layer(facts, model.construction)
-        return layer_units(facts, found[1]) if found is not None else None
+    """The width of a model's output: the layer that sets it in a Sequential, the shape of `outputs` for a
+    functional model, the width of what a subclass's `call` returns. None when it cannot be proved. The
+    width is never read off the output activation's layer (`model.output.node`): a `Reshape` or `Flatten`
+    after it keeps the activation and changes the width."""
+    if model.kind in ("sequential", "subclass"):
+        return output_units(facts, model.construction, model.class_name)
     if model.kind == "functional" and type(model.construction) is cst.Call:
         outputs = arg_value(model.construction, 1, "outputs")
         site = facts.call_site(model.construction)
         if outputs is None or site is None or type(outputs) in (cst.List, cst.Tuple, cst.Dict):
             return None
-        shape = shape_of(facts, outputs, site.scope, site.order)
-        return float(shape.last_dim) if shape is not None and shape.last_dim is not None else None
+        return _units(facts, outputs, site.scope, site.order)
     return None
+
+
+def _units(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> float | None:
+    shape = shape_of(facts, expr, scope, order) if expr is not None else None
+    return float(shape.last_dim) if shape is not None and shape.last_dim is not None else None
 
 
 def head_of_prediction(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int) -> Head:
     """The head whose output `expr` holds (`model(x)`, a name bound to it, `tf.nn.sigmoid(logits)`)."""
     output = model_reader(facts).value_kind(expr, scope, order) if expr is not None else UNKNOWN
-    node = output.node
-    units: float | None = None
-    if type(node) is cst.Call and layer_class(facts, node) in UNIT_LAYERS:
-        units = layer_units(facts, node)
-    if units is None and expr is not None:
-        shape = shape_of(facts, expr, scope, order)
-        if shape is not None and shape.last_dim is not None:
-            units = float(shape.last_dim)
-    return Head(output, units)
+    return Head(output, _units(facts, expr, scope, order))
 
 
 @dataclass(frozen=True, eq=False)

@@ -133,6 +133,16 @@ ACTIVATION_LAYERS = frozenset({"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTra
                                "DepthwiseConv2D", "EinsumDense"})
 PASSTHROUGH_LAYERS = frozenset({"Dropout", "Reshape", "Flatten", "Permute", "SpatialDropout1D",
                                 "SpatialDropout2D", "GaussianNoise", "ActivityRegularization"})
+# Layers whose output shape is their input's (Keras 3's `compute_output_shape` returns `input_shape` for
+# each), so the last axis keeps its width through them. The one list both the Sequential stack reader and
+# the functional graph reader skip when they look for the layer that sets a width. Anything else (`Lambda`,
+# `Reshape`, `Flatten`, a custom layer) leaves the width unknown.
+SAME_WIDTH_LAYERS = frozenset({
+    "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout",
+    "AlphaDropout", "BatchNormalization", "LayerNormalization", "UnitNormalization", "GroupNormalization",
+    "Activation", "Softmax", "ReLU", "LeakyReLU", "PReLU", "ELU", "ActivityRegularization", "Masking", "Identity",
+    "Rescaling", "Normalization",
+})
 # Layers that draw random numbers per unit while training (drop, scale or perturb each one) and hand
 # their input on unchanged at inference.
 NOISE_LAYERS = frozenset({"Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",

@@ -32,6 +32,7 @@ from tapelint.analysis.keras import (
     ACTIVATION_LAYERS,
     LINEAR_ACTIVATIONS,
     PASSTHROUGH_LAYERS,
+    SAME_WIDTH_LAYERS,
     UNKNOWN,
     UNKNOWN_LAYER,
     ACTIVATION_FUNCTIONS,
@@ -268,23 +269,24 @@ def _layer_chain(facts: Facts, expr: cst.BaseExpression, scope: Scope, order: in
 _CHAIN_STEPS = 64
 
 
-# Layers that keep the size of the last axis of their input.
-SAME_WIDTH_LAYERS = frozenset({"Dropout", "Activation", "Softmax", "ReLU", "LeakyReLU", "BatchNormalization",
-                               "LayerNormalization", "GaussianNoise", "ActivityRegularization"})
+def width_entry_before(stack: Stack, end: int) -> StackEntry | None:
+    """The last entry before position `end` of a Sequential's stack that sets the width of what it outputs
+    (`Dense(1)` before `Dropout` before `end`, or a model nested there), or None when one from there on
+    cannot be read or may be missing. Width-keeping layers (`SAME_WIDTH_LAYERS`) are skipped, there or not."""
+    for entry in reversed(stack[:end]):
+        if entry is None:
+            return None
+        layer = entry.layer
+        if layer is not None and layer[0] in SAME_WIDTH_LAYERS:
+            continue
+        return None if entry.conditional else entry
+    return None
 
 
 def width_layer_before(stack: Stack, end: int) -> tuple[str, cst.Call] | None:
-    """The last layer before position `end` of a Sequential's stack that sets the width of what it outputs
-    (`Dense(1)` before `Dropout` before `end`), or None when one from there on cannot be read or may be
-    missing. Width-keeping layers are skipped, there or not."""
-    for entry in reversed(stack[:end]):
-        layer = entry.layer if entry is not None else None
-        if entry is None or layer is None:
-            return None
-        if layer[0] in SAME_WIDTH_LAYERS:
-            continue
-        return None if entry.conditional else layer
-    return None
+    """The Keras layer `width_entry_before` finds (None when that entry is not one layer)."""
+    entry = width_entry_before(stack, end)
+    return entry.layer if entry is not None else None
 
 
 def sequential_width_layer(facts: Facts, construction: cst.CSTNode) -> tuple[str, cst.Call] | None:

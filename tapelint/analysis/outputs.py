@@ -2,9 +2,10 @@
 
 The value model (values.py) answers "what object may this be" and says UNKNOWN for tensors. Rules about
 outputs need the tensor's provenance: which expressions may have computed it (`origins`), how many
-units the layer that produced it has (`last_axis_units`), whether it holds probabilities once clips and
-epsilons are stripped (`prediction_kind`), and which models a `tape.gradient` takes gradients for
-(`gradient_owners`). Names are followed with the value model's own binding resolution
+units the layer that set its width has (`last_axis_units`, `model_units`: width-keeping layers such as
+`Activation` and `Dropout` looked through, in Sequential and functional models alike), whether it holds
+probabilities once clips and epsilons are stripped (`prediction_kind`), and which models a `tape.gradient`
+takes gradients for (`gradient_owners`). Names are followed with the value model's own binding resolution
 (`Values.reaching`) and its call sites, with one budget per query and iterative walks.
 """
 
@@ -15,8 +16,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.facts import CallSite, Facts, Scope, arg_value
-from tapelint.analysis.keras import Output, OutputInfo, layer_class
-from tapelint.analysis.models import KerasModel, compiles, model_reader, sequential_width_layer
+from tapelint.analysis.keras import SAME_WIDTH_LAYERS, Output, OutputInfo, layer_class
+from tapelint.analysis.models import (
+    KerasModel, compiles, is_functional, is_sequential, model_reader, sequential_stack, sequential_width_layer,
+    width_entry_before,
+)
 from tapelint.analysis.training import weight_owners
 from tapelint.analysis.values import Kind, Value, is_unknown, values, values_of
 
@@ -157,11 +161,127 @@ def _sequential_last_layer(facts: Facts, construction: cst.Call) -> cst.Call | N
     return found[1] if found is not None else None
 
 
+_WIDTH_STEPS = 32
+
+
+def width_layers(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, *,
+                 through_params: bool = True) -> list[cst.Call] | None:
+    """The layer constructions that may have set the width of `expr`'s last axis: the layers whose
+    application computed it, where a layer that keeps its input's width (`SAME_WIDTH_LAYERS`: `Activation`,
+    `Dropout`, ...) applied to one input is looked through to what computed that input, and a model's
+    application to what sets its output's width (a Sequential's `width_entry_before`, a functional
+    model's `outputs`, what a subclass's `call` returns). So `Dense(7)` then `Activation("softmax")` sets a
+    width of 7 however the model is written. None when some origin cannot be read."""
+    found: list[cst.Call] = []
+    pending: list[tuple[cst.BaseExpression | None, Scope, int]] = [(expr, scope, order)]
+    seen: set[tuple[int, int, int]] = set()
+    steps = 0
+    while pending:
+        current, where, at = pending.pop()
+        if current is None or steps >= _WIDTH_STEPS:
+            return None
+        key = (id(current), id(where), at)
+        if key in seen:
+            continue
+        seen.add(key)
+        steps += 1
+        computed = origins(facts, current, where, at, through_params=through_params)
+        if not computed:
+            return None
+        for origin in computed:
+            application = origin.expr
+            if type(application) is not cst.Call:
+                return None
+            held: list[Value] = []
+            if type(application.func) is cst.Call and layer_class(facts, application.func) is not None:
+                layers = [application.func]
+            else:
+                values_held = values_of(facts, application.func, origin.scope, origin.order)
+                if not values_held:
+                    return None
+                layers = [v.node for v in values_held if type(v.node) is cst.Call and v.kind is Kind.LAYER
+                          and layer_class(facts, v.node) is not None]
+                # Models, and layers of a class of this module: read on from what their `call` returns.
+                held = [v for v in values_held if v.kind is Kind.MODEL or (
+                    v.kind is Kind.LAYER and v.cls is not None and v.cls in facts.classes)]
+                if len(held) + len(layers) != len(values_held):
+                    return None
+            keeping = [layer for layer in layers if layer_class(facts, layer) in SAME_WIDTH_LAYERS]
+            if keeping:
+                positional = [arg for arg in application.args if arg.keyword is None]
+                if len(positional) > 1 or any(arg.star for arg in application.args):
+                    return None
+                pending.append((arg_value(application, 0, "inputs"), origin.scope, origin.order))
+            found.extend(layer for layer in layers if layer_class(facts, layer) not in SAME_WIDTH_LAYERS)
+            for model in held:
+                ends = _model_ends(facts, model.node, model.cls)
+                if ends is None:
+                    return None
+                for end in ends:
+                    if isinstance(end, tuple):
+                        pending.append(end)
+                    else:
+                        found.append(end)
+    return found or None
+
+
+def _model_ends(facts: Facts, node: cst.CSTNode | None, cls: str | None, depth: int = 0
+                ) -> list[cst.Call | tuple[cst.BaseExpression, Scope, int]] | None:
+    """Where a model's output width is set: a Sequential's width layer (or, for a model nested last in it,
+    where that one's is set), or the expressions it outputs (a functional model's `outputs`, what the `call`
+    of a model or layer class of this module returns) to read on; None when not readable."""
+    if depth > _MODEL_DEPTH:
+        return None
+    info = facts.classes.get(cls or "")
+    if info is not None:
+        method = info.methods.get("call")
+        returns = facts.returns_of(method) if method is not None else []
+        if not returns or any(r.value is None for r in returns):
+            return None
+        return [(r.value, r.scope, r.order) for r in returns]  # type: ignore[misc]
+    if type(node) is not cst.Call:
+        return None
+    if is_sequential(facts, node):
+        stack = sequential_stack(facts, node)
+        entry = width_entry_before(stack, len(stack)) if stack is not None else None
+        if entry is None:
+            return None
+        if entry.layer is not None:
+            return [entry.layer[1]]
+        nested = next(iter(entry.held)) if len(entry.held) == 1 else None
+        if nested is None or not (nested.kind is Kind.MODEL or (nested.kind is Kind.LAYER and nested.cls in facts.classes)):
+            return None
+        return _model_ends(facts, nested.node, nested.cls, depth + 1)
+    if is_functional(facts, node):
+        site = facts.call_site(node)
+        outputs = arg_value(node, 1, "outputs")
+        if site is None or outputs is None or type(outputs) in (cst.List, cst.Tuple, cst.Dict):
+            return None
+        return [(outputs, site.scope, site.order)]
+    return None
+
+
+_MODEL_DEPTH = 8
+
+
+def model_units(facts: Facts, construction: cst.CSTNode, class_name: str | None = None) -> float | None:
+    """The width of the output of the model built at `construction` (a `Sequential(...)`, a functional
+    `Model(...)`, or an instance of the model class `class_name` of this module): the units of the layer
+    that sets it, width-keeping layers after it skipped. None when it cannot be proved."""
+    ends = _model_ends(facts, construction, class_name)
+    if not ends:
+        return None
+    widths: set[float | None] = set()
+    for end in ends:
+        widths.add(last_axis_units(facts, *end) if isinstance(end, tuple) else layer_units(facts, end))
+    return widths.pop() if len(widths) == 1 else None
+
+
 def last_axis_units(facts: Facts, expr: cst.BaseExpression | None, scope: Scope, order: int, *,
                     through_params: bool = True) -> float | None:
     """How many units the last axis of `expr` has, when it is the output of `Dense`/convolution layers
-    that all agree; None otherwise."""
-    layers = producing_layers(facts, expr, scope, order, through_params=through_params)
+    that all agree (width-keeping layers after them looked through, `width_layers`); None otherwise."""
+    layers = width_layers(facts, expr, scope, order, through_params=through_params)
     if not layers:
         return None
     units = {layer_units(facts, layer) for layer in layers}

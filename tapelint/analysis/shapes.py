@@ -19,10 +19,9 @@ from typing import Union
 import libcst as cst
 
 from tapelint.analysis.facts import Facts, Scope, arg_value
-from tapelint.analysis.models import sequential_width_layer
 from tapelint.analysis.names import dotted
-from tapelint.analysis.outputs import last_axis_units, layer_units
-from tapelint.analysis.values import Kind, Value, values, values_of
+from tapelint.analysis.outputs import last_axis_units
+from tapelint.analysis.values import Kind, values, values_of
 from tapelint.analysis.walk import iter_nodes
 
 
@@ -587,36 +586,12 @@ class _Shapes:
                     return None
                 found.extend(self.of(r.value, r.scope, r.order) for r in returns)
             return _agree(found)
+        # A layer's or a model's output: the one reader of widths (`outputs.width_layers`).
         units = last_axis_units(f, call, scope, order)
-        if units is None and len(held) == 1:
-            units = self._functional_units(next(iter(held)))
-        if units is None and len(held) == 1:
-            units = self._sequential_units(next(iter(held)))
         if units is None or units != int(units):
             return None
         return TensorShape(None, last=int(units), min_rank=2, from_model=True,
                            evidence=f"the output of `{_text(f, call.func)}`")
-
-    def _functional_units(self, model: Value) -> float | None:
-        """The last-axis units of a functional `keras.Model(inputs, outputs)`'s output."""
-        construction = model.node
-        if model.kind is not Kind.MODEL or not isinstance(construction, cst.Call):
-            return None
-        if self.f.resolve(construction.func) not in ("keras.Model", "keras.models.Model"):
-            return None
-        site = self.f.call_site(construction)
-        outputs = arg_value(construction, 1, "outputs")
-        if site is None or outputs is None or isinstance(outputs, (cst.List, cst.Tuple, cst.Dict)):
-            return None
-        return last_axis_units(self.f, outputs, site.scope, site.order)
-
-    def _sequential_units(self, model: Value) -> float | None:
-        """The last-axis units of a `Sequential` built up with `.add(...)` calls."""
-        construction = model.node
-        if model.kind is not Kind.MODEL or not isinstance(construction, cst.Call):
-            return None
-        layer = sequential_width_layer(self.f, construction)
-        return layer_units(self.f, layer[1]) if layer is not None else None
 
     def _mapped(self, dataset: Dataset, func: cst.BaseExpression | None) -> Struct:
         """`ds.map(lambda x, y: (x, y))`-style steps that only reorder or drop the element's parts."""
