@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from tapelint.errors import InputError
 from tapelint.probe.report import ProbeResult
+from tapelint.probe_settings import run_limit_problem
 
 OUTPUT_TAIL_LINES = 15
 MAX_LINE = 300
@@ -240,12 +241,12 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         raise InputError(f"{script}: no such file")
     if steps < 1:
         raise InputError("--steps must be at least 1")
-    if timeout <= 0:
-        raise InputError("--timeout must be positive")
+    for key, value in (("timeout", timeout), ("memory-limit", memory_limit_mb)):
+        problem = run_limit_problem(key, value)
+        if problem:
+            raise InputError(f"--{key} {problem}")
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"--device must be cpu or gpu, not {device!r}")
-    if memory_limit_mb is not None and memory_limit_mb <= 0:
-        raise InputError("--memory-limit must be a positive number of megabytes")
     if functions not in FUNCTION_MODES:
         raise InputError(f"--functions must be graph or eager, not {functions!r}")
     if python is not None:
