@@ -9,9 +9,16 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import signal
 import sys
+import threading
 import time
-from typing import Any
+from typing import Any, NoReturn
+
+# How often the watchdog looks whether the probe (our parent) is still there.
+WATCHDOG_S = 0.5
+# The real one: the script's `os._exit` is hooked while it runs (see `_hook_os_exit`).
+_exit = os._exit
 
 
 def _write(path: str, payload: dict[str, Any]) -> None:
@@ -66,8 +73,85 @@ def _function_notes(functions: dict[str, str]) -> list[str]:
     return notes
 
 
+_gone_lock = threading.Lock()
+
+
+def _parent_gone(folder: str) -> None:
+    """tapelint died (kill -9, the OOM killer) without stopping us: stop everything the script started, even
+    what left our process group, remove the probe's temporary folder, and leave."""
+    from tapelint.probe import processes
+
+    if not _gone_lock.acquire(blocking=False):
+        return
+    try:
+        me = os.getpid()
+        processes.stop_all(lambda table: processes.children_of(me, table))
+        if os.path.basename(folder).startswith(processes.FOLDER_PREFIX):
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        _exit(1)
+
+
+def _guard_parent(parent: int | None, folder: str) -> None:
+    """Die with the probe. The kernel signals us when it goes (PR_SET_PDEATHSIG, Linux); a thread that watches
+    our parent pid is the second line (other systems, a script that replaces our handler, a main thread stuck in
+    native code). We are a subreaper too, so that a setsid daemon of the script stays in our tree."""
+    from tapelint.probe import processes
+
+    if parent is None:
+        return
+    processes.become_subreaper()
+
+    def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
+        if os.getppid() != parent:
+            _parent_gone(folder)
+        else:  # someone else's SIGTERM: what it does without the probe
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    if processes.die_with_parent(signal.SIGTERM):
+        signal.signal(signal.SIGTERM, on_signal)
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                _parent_gone(folder)
+            time.sleep(WATCHDOG_S)
+
+    if os.getppid() != parent:  # it died before we could ask to be told
+        _parent_gone(folder)
+    size = threading.stack_size()
+    try:
+        threading.stack_size(256 * 1024)  # under --memory-limit every megabyte of the child's counts
+        threading.Thread(target=watch, name="tapelint-probe-watchdog", daemon=True).start()
+    finally:
+        threading.stack_size(size)
+
+
+def _hook_os_exit(recorder: Any) -> None:
+    """A script that calls `os._exit` skips every `finally`: close the step it ran and write the evidence first,
+    so that the report has the steps that did run. Only in this process (a forked child of the script exits
+    through it too, and must not write our report)."""
+    me = os.getpid()
+
+    def hooked(status: int) -> NoReturn:
+        if os.getpid() == me and not recorder.stopped:
+            try:
+                recorder.finish("os._exit")
+                recorder.checkpoint()
+            except BaseException:  # noqa: BLE001 - the script's exit must happen whatever the probe's state
+                pass
+        _exit(status)
+
+    os._exit = hooked
+
+
 def main(argv: list[str]) -> int:
     report_path, options = argv[1], json.loads(argv[2])
+    _guard_parent(options.get("parent"), os.path.dirname(os.path.abspath(report_path)))
     script = os.path.abspath(options["script"])
     started = time.monotonic()
     payload: dict[str, Any] = {"status": "starting", "script": script, "error": None, "exit_code": None}
@@ -111,6 +195,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, os.path.dirname(script))
     error: dict[str, Any] | None
     status, error, exit_code = "ended", None, None
+    _hook_os_exit(recorder)
     try:
         runpy.run_path(script, run_name="__main__")
     except StopProbe:
@@ -128,6 +213,7 @@ def main(argv: list[str]) -> int:
     except BaseException as raised:  # noqa: BLE001 - the user's error is reported, never re-raised
         status, error = "raised", {"message": error_line(raised), "type": type(raised).__name__,
                                    "frame": last_user_frame(raised)}
+    os._exit = _exit
     if recorder.stopped:
         status, error, exit_code = "stopped", None, None
     try:
@@ -171,4 +257,4 @@ if __name__ == "__main__":
             sys.stderr.flush()
         finally:
             # Skip interpreter teardown: TensorFlow's and the script's threads can hang it.
-            os._exit(code)
+            _exit(code)
