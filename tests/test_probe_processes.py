@@ -64,7 +64,7 @@ if os.fork() == 0:
 
 
 def test_a_setsid_daemon_and_its_child_are_stopped_after_their_parents_exited(tmp_path: Path):
-    marker = f"tl-daemon-{tmp_path.name}"
+    marker = f"tl-daemon-{tmp_path}"
     code = """
     from tapelint.probe import processes
     import os, subprocess, sys, time
@@ -96,17 +96,19 @@ time.sleep(600)
 
 @pytest.mark.parametrize("how", ["kill -9", "exit"])
 def test_the_probe_s_child_dies_with_tapelint_and_takes_the_script_s_processes_along(tmp_path: Path, how: str):
-    marker = f"tl-orphan-{tmp_path.name}"
+    marker = f"tl-orphan-{tmp_path}"
     folder = tmp_path / "tapelint-probe-abc"
     folder.mkdir()
     (folder / "report.json").write_text("{}", encoding="utf-8")
-    # A stand-in for tapelint: starts the child as the runner does (its own session), then dies.
+    # A stand-in for tapelint: starts the child as the runner does (its own session, a thread reading its
+    # output: under kill -9 the thread that started the child may die before the rest of the process), then dies.
     code = f"""
-    import os, subprocess, sys, time
+    import os, subprocess, sys, threading, time
     child = subprocess.Popen([sys.executable, "-c", {CHILD.replace("DAEMON", repr(DAEMON_WITH_CHILD))!r},
                               sys.argv[1], str(os.getpid()), {str(folder)!r}],
                              start_new_session=True, stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "ready"
+    threading.Thread(target=child.stdout.read, daemon=True).start()
     time.sleep(0.5)
     print(child.pid, flush=True)
     if {how!r} == "kill -9":

@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 
 # How often the watchdog looks whether the probe (our parent) is still there.
 WATCHDOG_S = 0.5
+# How long a parent-death signal waits for the parent to be seen gone before it is taken for an ordinary SIGTERM.
+PARENT_EXIT_S = 2.0
 # The real one: the script's `os._exit` is hooked while it runs (see `_hook_os_exit`).
 _exit = os._exit
 
@@ -105,23 +107,37 @@ def _guard_parent(parent: int | None, folder: str) -> None:
         return
     processes.become_subreaper()
 
+    def gone() -> bool:
+        return os.getppid() != parent or processes.exited(parent)
+
+    handling: list[bool] = []
+
     def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
-        if os.getppid() != parent:
-            _parent_gone(folder)
-        else:  # someone else's SIGTERM: what it does without the probe
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+        # The kernel signals when the thread that started us exits: under kill -9 of a multi-threaded tapelint
+        # that can come before the rest of it is gone (we then still have its pid as parent), so wait a moment;
+        # and again when the thread we were handed to exits: that second signal finds this one running.
+        if handling:
+            return
+        handling.append(True)
+        deadline = time.monotonic() + PARENT_EXIT_S
+        while time.monotonic() < deadline:
+            if gone():
+                _parent_gone(folder)
+            time.sleep(0.02)
+        # Someone else's SIGTERM: what it does without the probe.
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     if processes.die_with_parent(signal.SIGTERM):
         signal.signal(signal.SIGTERM, on_signal)
 
     def watch() -> None:
         while True:
-            if os.getppid() != parent:
+            if gone():
                 _parent_gone(folder)
             time.sleep(WATCHDOG_S)
 
-    if os.getppid() != parent:  # it died before we could ask to be told
+    if gone():  # it died before we could ask to be told
         _parent_gone(folder)
     size = threading.stack_size()
     try:

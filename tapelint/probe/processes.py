@@ -78,6 +78,14 @@ def table() -> dict[int, Proc]:
     return found
 
 
+def exited(pid: int) -> bool:
+    """Whether `pid` has exited (or is exiting: a zombie), as far as /proc tells; False where there is no /proc."""
+    if not os.path.isdir("/proc/self"):
+        return False
+    proc = _read_stat(pid)
+    return proc is None or proc.state in ("Z", "X")
+
+
 def start_time(pid: int) -> int | None:
     proc = _read_stat(pid)
     return proc.started if proc is not None else None
