@@ -86,7 +86,7 @@ CHILD = """
 import os, subprocess, sys, time
 from tapelint.probe.child import _guard_parent
 marker, parent, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-_guard_parent(parent, folder)
+_guard_parent(parent, folder)()
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker])
 exec(DAEMON)
 print("ready", flush=True)
@@ -155,3 +155,24 @@ def test_a_temporary_folder_is_swept_once_its_owner_is_dead_and_only_then(tmp_pa
     assert not living_folder.exists()
     (tmp_path / "tapelint-probe-nolock").mkdir()  # not made by a ProbeFolder: not ours to judge
     assert processes.sweep_stale_folders(str(tmp_path), min_age_s=0) == 0
+
+
+def test_the_child_dies_with_tapelint_even_inside_a_long_native_call_before_the_script_runs(tmp_path: Path):
+    # Importing TensorFlow holds the interpreter in native code for seconds, where neither a signal handler nor
+    # the watchdog thread can run: the child must die all the same when tapelint is killed then.
+    marker = f"tl-import-{tmp_path}"
+    child_code = ("import itertools, sys\nfrom tapelint.probe.child import _guard_parent\n"
+                  "_guard_parent(int(sys.argv[2]), sys.argv[3])\nprint('ready', flush=True)\n"
+                  "sum(itertools.repeat(1, 10 ** 12))\n")
+    code = f"""
+    import os, subprocess, sys
+    child = subprocess.Popen([sys.executable, "-c", {child_code!r}, sys.argv[1], str(os.getpid()), "/nonexistent"],
+                             start_new_session=True, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    print(child.pid, flush=True)
+    os.kill(os.getpid(), 9)
+    """
+    tapelint = _python(code, marker, stdout=subprocess.PIPE, text=True)
+    out, _ = tapelint.communicate(timeout=60)
+    assert out.strip().isdigit()
+    assert _wait_for(lambda: not _alive(marker), 5), "the child outlived tapelint"

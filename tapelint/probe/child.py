@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 # How often the watchdog looks whether the probe (our parent) is still there.
 WATCHDOG_S = 0.5
@@ -97,15 +97,19 @@ def _parent_gone(folder: str) -> None:
         _exit(1)
 
 
-def _guard_parent(parent: int | None, folder: str) -> None:
-    """Die with the probe. The kernel signals us when it goes (PR_SET_PDEATHSIG, Linux); a thread that watches
-    our parent pid is the second line (other systems, a script that replaces our handler, a main thread stuck in
-    native code). We are a subreaper too, so that a setsid daemon of the script stays in our tree."""
+def _guard_parent(parent: int | None, folder: str) -> Callable[[], None]:
+    """Die with the probe. Until the script runs, the kernel kills us outright when it goes (PR_SET_PDEATHSIG with
+    SIGKILL, Linux): importing TensorFlow holds the interpreter for seconds in native code, where no handler can
+    run, and there is nothing of the script's to stop yet. The function returned arms the clean-up, just before
+    the script runs: then the parent's death sends SIGTERM, whose handler stops whatever the script started. A
+    thread that watches our parent pid is the second line (other systems, a script that replaces our handler). We
+    are a subreaper too, so that a setsid daemon of the script stays in our tree."""
     from tapelint.probe import processes
 
     if parent is None:
-        return
+        return lambda: None
     processes.become_subreaper()
+    processes.die_with_parent(signal.SIGKILL)
 
     def gone() -> bool:
         return os.getppid() != parent or processes.exited(parent)
@@ -128,9 +132,6 @@ def _guard_parent(parent: int | None, folder: str) -> None:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
-    if processes.die_with_parent(signal.SIGTERM):
-        signal.signal(signal.SIGTERM, on_signal)
-
     def watch() -> None:
         while True:
             if gone():
@@ -138,13 +139,20 @@ def _guard_parent(parent: int | None, folder: str) -> None:
             time.sleep(WATCHDOG_S)
 
     if gone():  # it died before we could ask to be told
-        _parent_gone(folder)
+        _exit(1)
     size = threading.stack_size()
     try:
         threading.stack_size(256 * 1024)  # under --memory-limit every megabyte of the child's counts
         threading.Thread(target=watch, name="tapelint-probe-watchdog", daemon=True).start()
     finally:
         threading.stack_size(size)
+
+    def arm() -> None:
+        signal.signal(signal.SIGTERM, on_signal)
+        if processes.die_with_parent(signal.SIGTERM) and gone():
+            _parent_gone(folder)
+
+    return arm
 
 
 def _hook_os_exit(recorder: Any) -> None:
@@ -167,7 +175,7 @@ def _hook_os_exit(recorder: Any) -> None:
 
 def main(argv: list[str]) -> int:
     report_path, options = argv[1], json.loads(argv[2])
-    _guard_parent(options.get("parent"), os.path.dirname(os.path.abspath(report_path)))
+    arm_parent_guard = _guard_parent(options.get("parent"), os.path.dirname(os.path.abspath(report_path)))
     script = os.path.abspath(options["script"])
     started = time.monotonic()
     payload: dict[str, Any] = {"status": "starting", "script": script, "error": None, "exit_code": None}
@@ -212,6 +220,7 @@ def main(argv: list[str]) -> int:
     error: dict[str, Any] | None
     status, error, exit_code = "ended", None, None
     _hook_os_exit(recorder)
+    arm_parent_guard()
     try:
         runpy.run_path(script, run_name="__main__")
     except StopProbe:
