@@ -85,14 +85,16 @@ def _parent_gone(folder: str) -> None:
 
     if not _gone_lock.acquire(blocking=False):
         return
+    me = os.getpid()
     try:
-        me = os.getpid()
-        processes.stop_all(lambda table: processes.children_of(me, table))
-        if os.path.basename(folder).startswith(processes.FOLDER_PREFIX):
-            import shutil
+        try:
+            processes.stop_all(lambda table: processes.children_of(me, table))
+        finally:  # whatever went wrong above, our own process group goes
+            if os.path.basename(folder).startswith(processes.FOLDER_PREFIX):
+                import shutil
 
-            shutil.rmtree(folder, ignore_errors=True)
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+                shutil.rmtree(folder, ignore_errors=True)
+            os.killpg(os.getpgrp(), signal.SIGKILL)
     finally:
         _exit(1)
 

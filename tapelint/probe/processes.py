@@ -132,19 +132,21 @@ def stop_all(roots: Callable[[dict[int, Proc]], Iterable[int]], rounds: int = 20
     then each is killed. Repeated while new ones show up (a killed daemon's children are re-parented to the
     nearest subreaper). Returns the processes killed."""
     killed: dict[tuple[int, int], Proc] = {}
+    refused: set[tuple[int, int]] = set()  # could not be signalled (gone meanwhile, or not ours): asked once
     for _ in range(rounds):
         frozen: dict[int, Proc] = {}
-        while True:
+        for _ in range(1000):  # a fork bomb outruns any number of reads; stop trying at some point
             processes = table()
             new = [pid for pid in tree(roots(processes), processes)
-                   if pid not in frozen and (pid, processes[pid].started) not in killed]
+                   if pid not in frozen and (pid, processes[pid].started) not in killed
+                   and (pid, processes[pid].started) not in refused]
             if not new:
                 break
             for pid in new:
                 if _signal(pid, signal.SIGSTOP):
                     frozen[pid] = processes[pid]
-            if len(frozen) > 100_000:
-                break
+                else:
+                    refused.add((pid, processes[pid].started))
         if not frozen:
             break
         for pid, proc in frozen.items():
