@@ -176,3 +176,27 @@ def test_the_child_dies_with_tapelint_even_inside_a_long_native_call_before_the_
     out, _ = tapelint.communicate(timeout=60)
     assert out.strip().isdigit()
     assert _wait_for(lambda: not _alive(marker), 5), "the child outlived tapelint"
+
+
+def test_sigterm_to_a_process_the_script_forked_ends_that_process_only(tmp_path: Path):
+    # multiprocessing's Pool.terminate() sends SIGTERM to its forked workers, which inherit the child's handler:
+    # it must not take that for tapelint's death (and stop the whole probe, temporary folder included).
+    folder = tmp_path / "tapelint-probe-abc"
+    folder.mkdir()
+    code = ("import os, sys, time\nfrom tapelint.probe.child import _guard_parent\n"
+            "_guard_parent(int(sys.argv[2]), sys.argv[3])()\npid = os.fork()\n"
+            "if pid == 0:\n    time.sleep(600)\n    os._exit(0)\nprint(pid, flush=True)\n"
+            "os.waitpid(pid, 0)\nprint('worker ended', flush=True)\ntime.sleep(600)\n")
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, f"tl-fork-{tmp_path}", str(os.getpid()), str(folder)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert child.stdout is not None
+        worker = int(child.stdout.readline())
+        os.kill(worker, signal.SIGTERM)
+        assert child.stdout.readline().strip() == "worker ended"
+        time.sleep(0.3)
+        assert child.poll() is None and folder.is_dir()
+    finally:
+        child.kill()
+        child.wait()

@@ -117,11 +117,16 @@ def _guard_parent(parent: int | None, folder: str) -> Callable[[], None]:
         return os.getppid() != parent or processes.exited(parent)
 
     handling: list[bool] = []
+    me = os.getpid()
 
     def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
         # The kernel signals when the thread that started us exits: under kill -9 of a multi-threaded tapelint
         # that can come before the rest of it is gone (we then still have its pid as parent), so wait a moment;
         # and again when the thread we were handed to exits: that second signal finds this one running.
+        if os.getpid() != me:  # a process the script forked inherited this handler: SIGTERM as without the probe
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         if handling:
             return
         handling.append(True)
