@@ -140,9 +140,16 @@ def _guard_parent(parent: int | None, folder: str) -> Callable[[], None]:
         os.kill(os.getpid(), signum)
 
     def watch() -> None:
+        since = None
         while True:
             if gone():
-                _parent_gone(folder)
+                _parent_gone(folder)  # returns at once while the signal handler runs the clean-up
+                since = since or time.monotonic()
+                if time.monotonic() - since > 4 * PARENT_EXIT_S:  # a clean-up that hangs: leave all the same
+                    try:
+                        os.killpg(os.getpgrp(), signal.SIGKILL)
+                    finally:
+                        _exit(1)
             time.sleep(WATCHDOG_S)
 
     if gone():  # it died before we could ask to be told
