@@ -32,10 +32,12 @@ class DeadReluUnits(Rule):
     ## Known problems
     Only Dense and Conv layers whose own activation is relu or relu6 are judged; a separate `ReLU()` layer after a
     linear one is not. Batches smaller than `dead-relu-min-batch` are pooled: the units that got a gradient from any
-    sample are collected over consecutive steps with a non-zero gradient until a window holds that many samples
-    (the probe runs past `--steps` until it has two windows, at most 32 steps more). A pooled window is reported at
-    90% dead, or at the threshold when it grew by 20 points since the first window; with too few samples the report
-    says "not judged (batch 1, N samples)".
+    sample are collected over consecutive steps until a window holds that many samples (the probe runs past `--steps`
+    until it has two windows, at most 32 steps more). A sample whose gradient to the whole kernel is exactly zero
+    while the loss still passed one back (the next layer got one) counts: every unit is dead for it. A sample for
+    which every gradient is zero (the loss passed nothing back: TL802, TL813) says nothing about units and is left
+    out. A pooled window is reported at 90% dead, or at the threshold when it grew by 20 points since the first
+    window; with too few samples the report says "not judged (batch 1, N samples ...)".
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL804` does. Reported at the layer's creation, with the dead share at every probed step.

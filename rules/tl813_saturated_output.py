@@ -35,7 +35,9 @@ class SaturatedOutput(Rule):
     Outputs that Keras marks as coming from its own softmax or sigmoid are not reported, since Keras then uses the
     logits. Functional losses (`keras.losses.categorical_crossentropy`) are not seen. Reported when at least
     `saturated-fraction` of the samples are clipped (true-class probability below 1e-7 or above 1 - 1e-7) and a
-    step's gradients are all exactly zero; batches below `dead-relu-min-batch` are pooled over steps first.
+    step's gradients are all exactly zero; batches below `dead-relu-min-batch` are pooled over steps first. It is
+    reported from the first step where it occurs: the first clipped sample starts the window, and the all-zero
+    gradient may come in the saturated steps right after it.
 
     Runtime only: the probe reports it while running the script (`tapelint probe SCRIPT` or
     `tapelint PATH --probe SCRIPT`); `# noqa` does not apply, `--ignore TL813` does. Reported at the loss call, with the saturated share, the largest probability and the loss.

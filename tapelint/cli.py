@@ -247,12 +247,14 @@ def probe_command(
     script_args: Optional[List[str]] = typer.Argument(None, metavar="[-- ARGS...]", help="Arguments for the script."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Training steps to measure before stopping the script "
                                                                "(default 1, or `probe.steps` in the config)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the script is killed (default 300)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the script is killed (default 300, "
+                                                                     "at most a week)."),
     device: ProbeDevice = typer.Option(ProbeDevice.auto, "--device",
                                        help="Where the step runs: cpu hides the GPUs, gpu requires one. "
                                             "Default: wherever TensorFlow puts it."),
     memory_limit: Optional[int] = typer.Option(None, "--memory-limit", metavar="MB",
-                                               help="Limit the child's memory (heap) to MB megabytes."),
+                                               help="Limit the child's memory (heap) to MB megabytes (256 or "
+                                                    "more: TensorFlow does not import under that)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
                                          help="Run the script with this interpreter (your project's virtualenv, "
                                               "e.g. .venv/bin/python); it needs TensorFlow. Default: tapelint's own."),

@@ -337,7 +337,8 @@ def _probe_and_confirm(result: LintResult, script: str, config: Config) -> bool:
 
     settings = probe_settings(config.probe)
     probe = run_probe(script, steps=settings["steps"], timeout=settings["timeout"], settings=dict(config.probe),
-                      synthetic_data=_synthetic_mode(settings["synthetic-data"]))
+                      synthetic_data=_synthetic_mode(settings["synthetic-data"]),
+                      memory_limit_mb=settings["memory-limit"])
     enabled = set(config.enabled_codes())
     result.diagnostics[:] = merge(result.diagnostics, probe, script, lambda d: d.code in enabled)
     print(probe.summary_line(), file=sys.stderr)
@@ -416,8 +417,8 @@ def run_probe_command(*, script: str, args: list[str], steps: int | None, timeou
     settings = probe_settings(config.probe)
     result = run_probe(script, args, steps=steps if steps is not None else settings["steps"],
                        timeout=timeout if timeout is not None else settings["timeout"], device=device,
-                       memory_limit_mb=memory_limit, settings=dict(config.probe), python=python,
-                       functions=functions,
+                       memory_limit_mb=memory_limit if memory_limit is not None else settings["memory-limit"],
+                       settings=dict(config.probe), python=python, functions=functions,
                        synthetic_data=_synthetic_mode(synthetic_data or settings["synthetic-data"]))
     if result.status == "setup-error":
         raise InputError((result.error or {}).get("message") or "the probe could not start")

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import math
+
 from tapelint.errors import ConfigError
+
+# Bounds of the run limits (`--timeout` / `probe.timeout`, `--memory-limit` / `probe.memory-limit`). A week is
+# far past any probe of a few steps; past it a number is a typo. 256 MB: TensorFlow cannot even be imported
+# under less (measured: its libraries fail to map at 200 MB). 2**44 MB (16 EiB) is what setrlimit takes in
+# bytes on a 64-bit system.
+TIMEOUT_MAX_S = 7 * 24 * 3600.0
+MEMORY_LIMIT_MIN_MB = 256
+MEMORY_LIMIT_MAX_MB = 2 ** 44
 
 # key -> (default, type, where the default comes from)
 PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {
@@ -13,6 +23,8 @@ PROBE_DEFAULTS: dict[str, tuple[Any, type, str]] = {
                       "gradients and the first update; a few more show dead units growing."),
     "timeout": (300.0, float, "Seconds before the child process is killed. A first step of a VGG-sized model on CPU "
                               "plus the TensorFlow import fits well inside five minutes."),
+    "memory-limit": (None, int, "Megabytes of heap the child may use (RLIMIT_DATA); none by default. At least 256 "
+                                "(TensorFlow does not import under that), at most 2**44."),
     "dead-relu-fraction": (0.7, float, "AUTOTRAINER's dying-ReLU threshold (gamma = 0.7) and DeepDiagnosis's dead-node "
                                        "threshold (70%); TheDeepChecker's 50% is for activations, not gradients. A healthy "
                                        "ReLU layer has almost no units that are silent for a whole batch."),
@@ -64,10 +76,28 @@ def validate_probe_settings(table: dict[str, Any], where: str) -> dict[str, Any]
             value = float(value)
         if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
             raise ConfigError(f"{where}: `probe.{key}` must be {expected.__name__}, not {type(value).__name__}")
-        if not isinstance(value, bool) and isinstance(value, (int, float)) and value <= 0:
-            raise ConfigError(f"{where}: `probe.{key}` must be positive")
+        problem = run_limit_problem(key, value)
+        if problem:
+            raise ConfigError(f"{where}: `probe.{key}` {problem}")
+        if not isinstance(value, bool) and isinstance(value, (int, float)) and (value <= 0 or not math.isfinite(value)):
+            raise ConfigError(f"{where}: `probe.{key}` must be a finite number above 0, not {value!r}")
         settings[key] = value
     return settings
+
+
+def run_limit_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a value of `timeout` or `memory-limit` (as the rest of a one-line message), or None.
+    NaN passed every `<= 0` test and turned the time limit off; a huge memory limit overflowed setrlimit."""
+    if key == "timeout":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 < value <= TIMEOUT_MAX_S:
+            return f"must be a number of seconds above 0 and at most {TIMEOUT_MAX_S:g} (a week), not {value!r}"
+    elif key == "memory-limit" and value is not None:
+        if isinstance(value, bool) or not isinstance(value, int) or \
+                not MEMORY_LIMIT_MIN_MB <= value <= MEMORY_LIMIT_MAX_MB:
+            return (f"must be a whole number of megabytes from {MEMORY_LIMIT_MIN_MB} (TensorFlow does not start "
+                    f"under that) to 2**44, not {value!r}")
+    return None
 
 
 def probe_settings(overrides: dict[str, Any] | tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:

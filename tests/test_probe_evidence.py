@@ -224,6 +224,40 @@ def test_too_few_samples_are_said_to_be_not_judged():
     assert any("not judged (batch 1, 4 samples" in n for n in evidence_notes(run, SETTINGS))
 
 
+def dying_head_steps(silent_steps: set[int], count: int = 16, zero_everywhere: bool = False) -> list[StepEvidence]:
+    """The seed's head at batch 1: where every ReLU unit is dead for the sample, the ReLU kernel's gradient is
+    exactly zero while the output layer's bias still gets one (the loss passes a gradient back); with
+    `zero_everywhere` the loss passes nothing back at all (a clipped probability)."""
+    out = []
+    for i in range(1, count + 1):
+        silent = i in silent_steps
+        firing = 26 if i <= 8 else 3  # the units that fire for a live sample: fewer as the head dies
+        kernel = var("dense/kernel", [512, 64], layer="dense", layer_class="Dense", activation="relu",
+                     dead=1.0 if silent else 1 - firing / 64, alive="0" if silent else format((1 << firing) - 1, "x"),
+                     zero=silent, mav=0.0 if silent else 0.01, layer_site=site(21))
+        bias = var("dense_1/bias", [2], layer="dense_1", zero=silent and zero_everywhere,
+                   mav=0.0 if silent and zero_everywhere else 0.01)
+        out.append(step(i, [kernel, bias], batch=1))
+    return out
+
+
+def test_samples_whose_relu_gradient_is_all_zero_are_pooled_as_dead_units():
+    # Issue 27: 9 of 16 single-image steps kill every unit; left out, they left "7 samples with a gradient; 8
+    # needed", and the dying head was never judged.
+    run = evidence(*dying_head_steps({2, 4, 6, 8, 9, 11, 13, 15, 16}))
+    (tl804,) = [f for f in compute_findings(run, SETTINGS) if f["code"] == "TL804"]
+    assert "got an all-zero gradient from every one of 8 samples pooled over steps 9-16" in tl804["message"]
+    assert "(5 of them passed none to any unit of the layer)" in tl804["message"]
+    assert not [n for n in evidence_notes(run, SETTINGS) if "not judged" in n]
+
+
+def test_samples_for_which_the_loss_passed_no_gradient_back_say_nothing_about_units():
+    run = evidence(*dying_head_steps({2, 4, 6, 8, 9, 11, 13, 15, 16}, zero_everywhere=True))
+    assert "TL804" not in codes(compute_findings(run, SETTINGS))
+    (note,) = [n for n in evidence_notes(run, SETTINGS) if "not judged" in n]
+    assert "7 samples that passed a gradient back; 8 needed; 9 more passed no gradient back" in note
+
+
 def softmax_run(clipped_per_step: list[int], batch: int) -> Evidence:
     steps, calls = [], []
     for i, clipped in enumerate(clipped_per_step, start=1):
@@ -248,6 +282,17 @@ def test_single_samples_are_pooled_before_saturation_is_judged():
                 if f["code"] == "TL813"]
     assert "75% of the 8 samples pooled over steps 1-8" in tl813["message"]
     assert "TL813" not in codes(compute_findings(softmax_run([1, 0, 0, 1, 0, 0, 1, 0], 1), SETTINGS))
+
+
+def test_saturation_is_reported_from_the_first_step_where_it_occurs():
+    # Small batches: the first clipped sample starts the window, wherever the fixed windows of 8 would fall.
+    (tl813,) = [f for f in compute_findings(softmax_run([0] * 5 + [1] * 11, 1), SETTINGS) if f["code"] == "TL813"]
+    assert "100% of the 8 samples pooled over steps 6-13" in tl813["message"]
+    assert "from step 6, after 5 updates" in tl813["message"] and tl813["data"]["step"] == 6
+    # One batch: 62% clipped at step 2 is where it starts; the all-zero gradient comes one step later.
+    (tl813,) = [f for f in compute_findings(softmax_run([10, 20, 32], 32), SETTINGS) if f["code"] == "TL813"]
+    assert tl813["message"].startswith("62% of the 32 samples of the batch") and tl813["data"]["step"] == 2
+    assert "2 of 2 gradients are exactly zero at step 3" in tl813["message"]
 
 
 def test_a_partly_clipped_batch_that_still_has_gradients_is_not_saturated():

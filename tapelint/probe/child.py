@@ -9,9 +9,18 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import signal
 import sys
+import threading
 import time
-from typing import Any
+from typing import Any, Callable, NoReturn
+
+# How often the watchdog looks whether the probe (our parent) is still there.
+WATCHDOG_S = 0.5
+# How long a parent-death signal waits for the parent to be seen gone before it is taken for an ordinary SIGTERM.
+PARENT_EXIT_S = 2.0
+# The real one: the script's `os._exit` is hooked while it runs (see `_hook_os_exit`).
+_exit = os._exit
 
 
 def _write(path: str, payload: dict[str, Any]) -> None:
@@ -66,8 +75,121 @@ def _function_notes(functions: dict[str, str]) -> list[str]:
     return notes
 
 
+_gone_lock = threading.Lock()
+
+
+def _parent_gone(folder: str) -> None:
+    """tapelint died (kill -9, the OOM killer) without stopping us: stop everything the script started, even
+    what left our process group, remove the probe's temporary folder, and leave."""
+    from tapelint.probe import processes
+
+    if not _gone_lock.acquire(blocking=False):
+        return
+    me = os.getpid()
+    try:
+        try:
+            processes.stop_all(lambda table: processes.children_of(me, table))
+        finally:  # whatever went wrong above, our own process group goes
+            if os.path.basename(folder).startswith(processes.FOLDER_PREFIX):
+                import shutil
+
+                shutil.rmtree(folder, ignore_errors=True)
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        _exit(1)
+
+
+def _guard_parent(parent: int | None, folder: str) -> Callable[[], None]:
+    """Die with the probe. Until the script runs, the kernel kills us outright when it goes (PR_SET_PDEATHSIG with
+    SIGKILL, Linux): importing TensorFlow holds the interpreter for seconds in native code, where no handler can
+    run, and there is nothing of the script's to stop yet. The function returned arms the clean-up, just before
+    the script runs: then the parent's death sends SIGTERM, whose handler stops whatever the script started. A
+    thread that watches our parent pid is the second line (other systems, a script that replaces our handler). We
+    are a subreaper too, so that a setsid daemon of the script stays in our tree."""
+    from tapelint.probe import processes
+
+    if parent is None:
+        return lambda: None
+    processes.become_subreaper()
+    processes.die_with_parent(signal.SIGKILL)
+
+    def gone() -> bool:
+        return os.getppid() != parent or processes.exited(parent)
+
+    handling: list[bool] = []
+    me = os.getpid()
+
+    def on_signal(signum: int, frame: Any) -> None:  # noqa: ARG001
+        # The kernel signals when the thread that started us exits: under kill -9 of a multi-threaded tapelint
+        # that can come before the rest of it is gone (we then still have its pid as parent), so wait a moment;
+        # and again when the thread we were handed to exits: that second signal finds this one running.
+        if os.getpid() != me:  # a process the script forked inherited this handler: SIGTERM as without the probe
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if handling:
+            return
+        handling.append(True)
+        deadline = time.monotonic() + PARENT_EXIT_S
+        while time.monotonic() < deadline:
+            if gone():
+                _parent_gone(folder)
+            time.sleep(0.02)
+        # Someone else's SIGTERM: what it does without the probe.
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    def watch() -> None:
+        since = None
+        while True:
+            if gone():
+                _parent_gone(folder)  # returns at once while the signal handler runs the clean-up
+                since = since or time.monotonic()
+                if time.monotonic() - since > 4 * PARENT_EXIT_S:  # a clean-up that hangs: leave all the same
+                    try:
+                        os.killpg(os.getpgrp(), signal.SIGKILL)
+                    finally:
+                        _exit(1)
+            time.sleep(WATCHDOG_S)
+
+    if gone():  # it died before we could ask to be told
+        _exit(1)
+    size = threading.stack_size()
+    try:
+        threading.stack_size(256 * 1024)  # under --memory-limit every megabyte of the child's counts
+        threading.Thread(target=watch, name="tapelint-probe-watchdog", daemon=True).start()
+    finally:
+        threading.stack_size(size)
+
+    def arm() -> None:
+        signal.signal(signal.SIGTERM, on_signal)
+        if processes.die_with_parent(signal.SIGTERM) and gone():
+            _parent_gone(folder)
+
+    return arm
+
+
+def _hook_os_exit(recorder: Any) -> None:
+    """A script that calls `os._exit` skips every `finally`: close the step it ran and write the evidence first,
+    so that the report has the steps that did run. Only in this process (a forked child of the script exits
+    through it too, and must not write our report)."""
+    me = os.getpid()
+
+    def hooked(status: int) -> NoReturn:
+        if os.getpid() == me and not recorder.stopped:
+            try:
+                recorder.finish("os._exit")
+                recorder.checkpoint()
+            except BaseException:  # noqa: BLE001 - the script's exit must happen whatever the probe's state
+                pass
+        _exit(status)
+
+    os._exit = hooked
+
+
 def main(argv: list[str]) -> int:
     report_path, options = argv[1], json.loads(argv[2])
+    arm_parent_guard = _guard_parent(options.get("parent"), os.path.dirname(os.path.abspath(report_path)))
     script = os.path.abspath(options["script"])
     started = time.monotonic()
     payload: dict[str, Any] = {"status": "starting", "script": script, "error": None, "exit_code": None}
@@ -122,6 +244,8 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, os.path.dirname(script))
     error: dict[str, Any] | None
     status, error, exit_code = "ended", None, None
+    _hook_os_exit(recorder)
+    arm_parent_guard()
     try:
         runpy.run_path(script, run_name="__main__")
     except StopProbe:
@@ -139,6 +263,7 @@ def main(argv: list[str]) -> int:
     except BaseException as raised:  # noqa: BLE001 - the user's error is reported, never re-raised
         status, error = "raised", {"message": error_line(raised), "type": type(raised).__name__,
                                    "frame": last_user_frame(raised)}
+    os._exit = _exit
     if recorder.stopped:
         status, error, exit_code = "stopped", None, None
     try:
@@ -188,4 +313,4 @@ if __name__ == "__main__":
             sys.stderr.flush()
         finally:
             # Skip interpreter teardown: TensorFlow's and the script's threads can hang it.
-            os._exit(code)
+            _exit(code)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from tapelint.probe.evidence import (Evidence, LossCall, Site, StepEvidence, VariableEvidence, finite, number,
@@ -119,10 +120,14 @@ def evidence_notes(evidence: Evidence | dict[str, Any] | None, settings: dict[st
             f"{len(skipped)} steps ({skipped[0]} to {skipped[-1]})"
         notes.append(f"{which}: update skipped: gradients not finite (the loss-scale optimizer lowers its scale and "
                      f"skips the step)")
-    for name, windows, leftover, batch in _pooled_relu(run, settings):
-        if not windows:
-            notes.append(f"dead ReLU units of `{name}` not judged (batch {batch}, {leftover} sample"
-                         f"{'s' if leftover != 1 else ''} with a gradient; {settings['dead-relu-min-batch']} needed)")
+    for pool in _pooled_relu(run, settings):
+        if pool.windows:
+            continue
+        unreached = f"; {pool.unreached} more passed no gradient back from the loss at all, which says nothing " \
+                    "about units" if pool.unreached else ""
+        notes.append(f"dead ReLU units of `{pool.name}` not judged (batch {pool.batch}, {pool.leftover} sample"
+                     f"{'s' if pool.leftover != 1 else ''} that passed a gradient back; "
+                     f"{settings['dead-relu-min-batch']} needed{unreached})")
     return notes
 
 
@@ -225,32 +230,77 @@ def _relu_history(run: _Run) -> dict[str, list[tuple[StepEvidence, VariableEvide
     return history
 
 
-Window = tuple[float, int, int, int]  # dead share, first step, last step, samples
+@dataclass
+class _Window:
+    dead: float  # the share of units that got no gradient from any sample of the window
+    first: int
+    last: int
+    samples: int
+    silent: int  # samples whose gradient to the kernel was exactly zero: every unit dead for them
 
 
-def _pooled_relu(run: _Run, settings: dict[str, Any]) -> list[tuple[str, list[Window], int, int]]:
+@dataclass
+class _Pool:
+    name: str
+    batch: int
+    windows: list[_Window]
+    leftover: int  # samples after the last window
+    unreached: int  # samples left out: the loss passed no gradient back for them at all
+    first_dead: float  # the share of dead units at the first step with a gradient
+
+
+def _reached(step: StepEvidence, variable: VariableEvidence) -> bool:
+    """Whether the loss passed a gradient back at this step: some other variable of the same `tape.gradient`
+    call got a finite gradient that is not exactly zero (the next layer's bias gets one whenever the loss does)."""
+    return any(other is not variable and other.call == variable.call and not other.none and not other.zero
+               and not other.nonfinite for other in step.variables)
+
+
+def _pooled_relu(run: _Run, settings: dict[str, Any]) -> list[_Pool]:
     """For ReLU kernels trained on batches below `dead-relu-min-batch`: the units that got a gradient from any
-    sample, pooled over consecutive steps with a non-zero gradient into windows of at least that many samples.
-    Returns (name, windows, samples left over, batch) per kernel."""
+    sample, pooled over consecutive steps into windows of at least that many samples.
+
+    A unit is dead for a window when no sample of it passed the unit a gradient. A sample whose gradient to the
+    whole kernel is exactly zero, while the loss did pass a gradient back (the next layer got one), is one for
+    which every unit is dead: the strongest evidence there is, and it counts like any other sample (leaving it
+    out once left the seed's dying head unjudged). Only a sample for which the loss passed nothing back at all
+    (every gradient of its step exactly zero: a clipped probability, a zero loss) says nothing about units, and
+    is left out: the evidence falls short when fewer than `dead-relu-min-batch` samples remain."""
     min_batch = settings["dead-relu-min-batch"]
     out = []
-    for name, seen in _relu_history(run).items():
-        batch = seen[0][0].batch
+    history: dict[str, list[tuple[StepEvidence, VariableEvidence]]] = {}
+    unreached: dict[str, int] = {}
+    for step in run.steps:
+        for variable in step.variables:
+            if variable.dead is None or variable.alive is None or variable.none or variable.nonfinite \
+                    or variable.activation not in ("relu", "relu6"):
+                continue
+            if variable.zero and not _reached(step, variable):
+                unreached[variable.name] = unreached.get(variable.name, 0) + (step.batch or 1)
+                continue
+            history.setdefault(variable.name, []).append((step, variable))
+    for name in unreached:
+        history.setdefault(name, [])
+    for name, seen in history.items():
+        batch = seen[0][0].batch if seen else next(
+            (s.batch for s in run.steps for v in s.variables if v.name == name), None)
+        units = seen[0][1].units or 0 if seen else 0
         if batch is None or batch >= min_batch:
             continue
-        windows: list[Window] = []
-        alive, samples, first = 0, 0, None
-        units = seen[0][1].units or 0
+        live = [variable for _, variable in seen if not variable.zero]
+        pool = _Pool(name, batch, [], 0, unreached.get(name, 0), (live[0].dead or 0.0) if live else 1.0)
+        alive, samples, silent, first = 0, 0, 0, None
         for step, variable in seen:
-            if variable.alive is None or not units:
-                continue
+            assert variable.alive is not None
             alive |= int(variable.alive, 16)
             samples += step.batch or 1
+            silent += (step.batch or 1) if variable.zero else 0
             first = step.index if first is None else first
-            if samples >= min_batch:
-                windows.append((1.0 - bin(alive).count("1") / units, first, step.index, samples))
-                alive, samples, first = 0, 0, None
-        out.append((name, windows, samples, batch))
+            if samples >= min_batch and units:
+                pool.windows.append(_Window(1.0 - bin(alive).count("1") / units, first, step.index, samples, silent))
+                alive, samples, silent, first = 0, 0, 0, None
+        pool.leftover = samples
+        out.append(pool)
     return out
 
 
@@ -275,29 +325,30 @@ def _dead_units(run: _Run, settings: dict[str, Any]) -> list[Finding]:
             f"(per step: {trail}; threshold {_pct(threshold)})",
             layer=layer, fractions=[v.dead for _, v in seen], threshold=threshold,
             grew=len(seen) > 1 and (seen[-1][1].dead or 0.0) > (seen[0][1].dead or 0.0)))
-    history = _relu_history(run)
-    for name, windows, _, batch in _pooled_relu(run, settings):
+    for pool in _pooled_relu(run, settings):
+        windows = pool.windows
         flagged = None
-        for i, (dead, first, last, samples) in enumerate(windows):
-            base = windows[0][0] if i else (history[name][0][1].dead or 0.0)
-            grew = (i > 0 or last > first) and dead - base >= POOLED_DEAD_GROWTH
-            if dead >= threshold and (dead >= POOLED_DEAD_STRICT or grew):
-                flagged = (dead, first, last, samples, grew)
+        for i, window in enumerate(windows):
+            base = windows[0].dead if i else pool.first_dead
+            grew = (i > 0 or window.last > window.first) and window.dead - base >= POOLED_DEAD_GROWTH
+            if window.dead >= threshold and (window.dead >= POOLED_DEAD_STRICT or grew):
+                flagged = (window, grew)
         if flagged is None:
             continue
-        dead, first, last, samples, grew = flagged
-        variable = history[name][0][1]
-        layer = variable.layer or name
-        trail = " -> ".join(_pct(w[0]) for w in windows)
+        window, grew = flagged
+        step, variable = next((s, v) for s in run.steps for v in s.variables if v.name == pool.name)
+        layer = variable.layer or pool.name
+        trail = " -> ".join(_pct(w.dead) for w in windows)
+        silent = f" ({window.silent} of them passed none to any unit of the layer)" if window.silent else ""
         out.append(_finding(
-            "TL804", variable.layer_site or history[name][0][0].site,
-            f"{_pct(dead)} of the {variable.units} units of `{layer}` ({variable.layer_class}, "
-            f"{variable.activation}) got an all-zero gradient from every one of {samples} samples pooled over "
-            f"steps {first}-{last} (batches of {batch}; per window of >= {min_batch} samples: {trail}; "
-            f"threshold {_pct(threshold)}, and {_pct(POOLED_DEAD_STRICT)} or growth of "
+            "TL804", variable.layer_site or step.site,
+            f"{_pct(window.dead)} of the {variable.units} units of `{layer}` ({variable.layer_class}, "
+            f"{variable.activation}) got an all-zero gradient from every one of {window.samples} samples pooled over "
+            f"steps {window.first}-{window.last}{silent} (batches of {pool.batch}; per window of >= {min_batch} "
+            f"samples: {trail}; threshold {_pct(threshold)}, and {_pct(POOLED_DEAD_STRICT)} or growth of "
             f"{_pct(POOLED_DEAD_GROWTH)} for pooled windows)",
-            layer=layer, fractions=[w[0] for w in windows], threshold=threshold, pooled=True,
-            grew=bool(grew or (len(windows) > 1 and windows[-1][0] > windows[0][0]))))
+            layer=layer, fractions=[w.dead for w in windows], threshold=threshold, pooled=True,
+            grew=bool(grew or (len(windows) > 1 and windows[-1].dead > windows[0].dead))))
     return out
 
 
@@ -496,32 +547,43 @@ def _all_zero(step: StepEvidence | None) -> tuple[int, int]:
 
 def _saturated(run: _Run, settings: dict[str, Any]) -> list[Finding]:
     """Probabilities outside the loss's clip [eps, 1 - eps], on either side, get no gradient through the clip.
-    Small batches are pooled over consecutive steps into windows of `dead-relu-min-batch` samples."""
+    Reported at the first step where it occurs: the first loss call with a clipped sample that starts a window of
+    at least `dead-relu-min-batch` samples (one batch, or small batches pooled over consecutive steps) of which
+    `saturated-fraction` are clipped, when a step of that window, or of the saturated steps right after it, has
+    gradients that are all exactly zero (the clip did stop the gradient)."""
     by_step = {s.index: s for s in run.steps}
     min_samples = settings["dead-relu-min-batch"]
-    windows: list[list[LossCall]] = []
-    current: list[LossCall] = []
-    for call in run.evidence.loss_calls:
-        if call.clipped is None or not call.samples:
+    share = settings["saturated-fraction"]
+    calls = [c for c in run.evidence.loss_calls if c.clipped is not None and c.samples]
+
+    def clipped_share(window: list[LossCall]) -> float:
+        return sum(c.clipped or 0 for c in window) / sum(c.samples or 0 for c in window)
+
+    for start, first in enumerate(calls):
+        if not first.clipped:
             continue
-        current.append(call)
-        if sum(c.samples or 0 for c in current) >= min_samples:
-            windows.append(current)
-            current = []
-    for window in windows:
+        end = start
+        while end < len(calls) and sum(c.samples or 0 for c in calls[start:end + 1]) < min_samples:
+            end += 1
+        if end >= len(calls):
+            break  # too few samples left to judge
+        window = calls[start:end + 1]
+        fraction = clipped_share(window)
+        if fraction < share:
+            continue
+        after = end + 1
+        while after < len(calls) and clipped_share([calls[after]]) >= share:
+            after += 1
+        stopped = next(((call, counts) for call in calls[start:after]
+                        for counts in [_all_zero(by_step.get(call.step))] if counts[1] and counts[0] == counts[1]),
+                       None)
+        if stopped is None:
+            continue
+        call, (zeros, total) = stopped
         samples = sum(c.samples or 0 for c in window)
         clipped = sum(c.clipped or 0 for c in window)
-        fraction = clipped / samples
-        if fraction < settings["saturated-fraction"]:
-            continue
-        zeroed = [(call, _all_zero(by_step.get(call.step))) for call in window]
-        stopped = [(call, counts) for call, counts in zeroed if counts[1] and counts[0] == counts[1]]
-        if not stopped:
-            continue
-        call, (zeros, total) = stopped[0]
-        first = window[0]
         label = "at step 1" if first.step == 1 else \
-            f"after {first.step - 1} update{'s' if first.step > 2 else ''}"
+            f"from step {first.step}, after {first.step - 1} update{'s' if first.step > 2 else ''}"
         who = f"the {samples} samples of the batch" if len(window) == 1 else \
             f"the {samples} samples pooled over steps {window[0].step}-{window[-1].step} (batches of {first.samples})"
         return [_finding("TL813", first.site,

@@ -9,14 +9,15 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from tapelint.errors import InputError
+from tapelint.probe import processes
 from tapelint.probe.report import ProbeResult
+from tapelint.probe_settings import run_limit_problem
 
 OUTPUT_TAIL_LINES = 15
 MAX_LINE = 300
@@ -32,80 +33,6 @@ def _memory_limiter(megabytes: int):  # type: ignore[no-untyped-def]
         resource.setrlimit(resource.RLIMIT_DATA, (size, size))
 
     return limit
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _become_subreaper() -> bool:
-    """Linux: let orphaned descendants (a `setsid` daemon whose parent exited) be re-parented to this
-    process instead of init, so the probe can find and stop them. A no-op elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
-
-
-def _processes() -> dict[int, int]:
-    """pid -> parent pid of every process, from /proc (empty where there is none)."""
-    table: dict[int, int] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                table[int(entry)] = int(handle.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    return table
-
-
-def _children() -> set[int]:
-    """This process's children (re-parented orphans included, once it is a subreaper)."""
-    me = os.getpid()
-    return {pid for pid, parent in _processes().items() if parent == me}
-
-
-def _descendants(root: int) -> list[int]:
-    """Every living descendant of `root`, whatever session or group it moved to."""
-    parents: dict[int, list[int]] = {}
-    for pid, parent in _processes().items():
-        parents.setdefault(parent, []).append(pid)
-    out, todo = [], [root]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _stop(pids: list[int]) -> int:
-    stopped = 0
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            stopped += 1
-        except (ProcessLookupError, PermissionError):
-            continue
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)  # reap the ones that were re-parented to us
-        except (ChildProcessError, OSError):
-            pass
-    return stopped
 
 
 class _OutputTail:
@@ -242,12 +169,12 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
         raise InputError(f"{script}: no such file")
     if steps < 1:
         raise InputError("--steps must be at least 1")
-    if timeout <= 0:
-        raise InputError("--timeout must be positive")
+    for key, value in (("timeout", timeout), ("memory-limit", memory_limit_mb)):
+        problem = run_limit_problem(key, value)
+        if problem:
+            raise InputError(f"--{key} {problem}")
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"--device must be cpu or gpu, not {device!r}")
-    if memory_limit_mb is not None and memory_limit_mb <= 0:
-        raise InputError("--memory-limit must be a positive number of megabytes")
     if functions not in FUNCTION_MODES:
         raise InputError(f"--functions must be graph or eager, not {functions!r}")
     if synthetic_data not in (None, "missing", "always"):
@@ -272,13 +199,16 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
     env["PYTHONPATH"] = (env["PYTHONPATH"] + os.pathsep if env.get("PYTHONPATH") else "") + package_root
 
     options = {"script": str(path), "args": list(args), "steps": steps, "device": device, "functions": functions,
-               "synthetic_data": synthetic_data}
+               "synthetic_data": synthetic_data, "parent": os.getpid()}
     started = time.monotonic()
-    subreaper = _become_subreaper()
-    before = _children()
+    subreaper = processes.become_subreaper()
+    me = os.getpid()
+    before = set(processes.children_of(me, processes.table()))
     previous: dict[signal.Signals, Any] = {}
 
     def terminate(signum: int, frame: Any) -> None:  # noqa: ARG001
+        for sig in previous:  # a second signal must not cut the clean-up short
+            signal.signal(sig, signal.SIG_IGN)
         raise _Terminated(signum)
 
     if threading.current_thread() is threading.main_thread():
@@ -286,64 +216,75 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
             previous[sig] = signal.signal(sig, terminate)
     stray = 0
     killed_after_stop = False
+    processes.sweep_stale_folders()
+    folder = processes.ProbeFolder()
+    process: subprocess.Popen | None = None
+
+    def stop_everything() -> int:
+        """Stop the script's process group, and everything it started outside it (setsid daemons and their
+        children, re-parented to us as subreaper). Returns how many of those outside the group were stopped."""
+        assert process is not None
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        # The child is among our new children until it is reaped (after that its pid may name another process).
+        killed = processes.stop_all(lambda table: [pid for pid in processes.children_of(me, table)
+                                                   if pid not in before])
+        return sum(1 for proc in killed if proc.group != process.pid and proc.pid != process.pid)
+
     try:
-        with tempfile.TemporaryDirectory(prefix="tapelint-probe-") as folder:
-            report_path = Path(folder) / "report.json"
-            process = subprocess.Popen(
-                [interpreter, "-m", "tapelint.probe.child", str(report_path), json.dumps(options)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                cwd=str(cwd) if cwd is not None else None, start_new_session=True,
-                preexec_fn=_memory_limiter(memory_limit_mb) if memory_limit_mb else None,
-            )
+        report_path = folder.path / "report.json"
+        process = subprocess.Popen(
+            [interpreter, "-m", "tapelint.probe.child", str(report_path), json.dumps(options)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            cwd=str(cwd) if cwd is not None else None, start_new_session=True,
+            preexec_fn=_memory_limiter(memory_limit_mb) if memory_limit_mb else None,
+        )
+        timed_out = False
+        stopped_since: float | None = None
+        try:
             output = _OutputTail(process.stdout)
-            timed_out = False
-            stopped_since: float | None = None
-            try:
-                while True:
-                    try:
-                        returncode = process.wait(timeout=POLL_S)
-                        break
-                    except subprocess.TimeoutExpired:
-                        pass
-                    now = time.monotonic()
-                    if now - started > timeout:
-                        timed_out = True
-                        break
-                    if stopped_since is None:
-                        if _report_status(report_path) == "stopped":
-                            stopped_since = now
-                    elif now - stopped_since > STOP_GRACE_S:
-                        killed_after_stop = True  # the script caught the probe's stop and kept going
-                        break
-                if timed_out or killed_after_stop:
-                    descendants = _descendants(process.pid)
-                    _kill_group(process)
-                    _stop(descendants)
-                    returncode = process.wait()
-            except BaseException:
-                descendants = _descendants(process.pid)
-                _kill_group(process)
-                _stop(descendants)
-                process.wait()
-                raise
-            # Whatever the script started goes with it: its process group, then anything that left the group
-            # (setsid daemons) and was re-parented to us.
-            _kill_group(process)
-            if subreaper:
-                stray = _stop([pid for pid in _children() if pid not in before])
-            tail = output.lines()
-            if process.stdout is not None:
-                process.stdout.close()
-            elapsed = time.monotonic() - started
-            payload: dict[str, Any] | None = None
-            if report_path.is_file():
+            while True:
                 try:
-                    payload = json.loads(report_path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    payload = None
+                    returncode = process.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                now = time.monotonic()
+                if now - started > timeout:
+                    timed_out = True
+                    break
+                if stopped_since is None:
+                    if _report_status(report_path) == "stopped":
+                        stopped_since = now
+                elif now - stopped_since > STOP_GRACE_S:
+                    killed_after_stop = True  # the script caught the probe's stop and kept going
+                    break
+            # Whatever the script started goes with it: its process group, then anything that left the group
+            # (setsid daemons, their children) and was re-parented to us.
+            stray = stop_everything()
+            returncode = process.wait()
+            if not subreaper:
+                stray = 0  # without /proc and a subreaper, what left the group cannot be counted
+        except BaseException:
+            stop_everything()
+            process.wait()
+            raise
+        tail = output.lines()
+        if process.stdout is not None:
+            process.stdout.close()
+        elapsed = time.monotonic() - started
+        payload: dict[str, Any] | None = None
+        if report_path.is_file():
+            try:
+                payload = json.loads(report_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                payload = None
     except _Terminated as stop:
         raise SystemExit(128 + stop.signum) from None
     finally:
+        folder.remove()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -358,6 +299,9 @@ def run_probe(script: str | os.PathLike, args: Sequence[str] = (), *, steps: int
                # Before the first step, under a limit, a SystemError is C code whose allocation failed
                # ("error return without exception set", "returned NULL without setting an exception"):
                # seen on a fresh virtualenv importing TensorFlow under 200 MB.
+               # No report at all: the child died before TensorFlow finished importing (exit status 127 from
+               # the dynamic loader, a signal), which under a limit is the limit.
+               or (payload is None and returncode != 0)
                or (not steps_done and (error_type == "SystemError"
                                        or any("SystemError" in line for line in [*tail, error_text]))))
         if hit:
