@@ -80,6 +80,11 @@ class ProbeVerdict:
         return {"status": self.status, "evidence": self.evidence}
 
 
+def _place_dict(path: str, line: int, column: int, end_line: int, end_column: int) -> dict[str, Any]:
+    """A place in the JSON shape: 1-based columns, like the text output."""
+    return {"path": path, "line": line, "column": column + 1, "end_line": end_line, "end_column": end_column + 1}
+
+
 @dataclass(frozen=True)
 class Related:
     """Another place a finding's cause lies (the softmax layer, the frozen backbone, the optimizer), as
@@ -95,14 +100,8 @@ class Related:
     cell: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "path": self.path,
-            "line": self.line,
-            "column": self.column + 1,
-            "end_line": self.end_line,
-            "end_column": self.end_column + 1,
-            "message": self.message,
-        }
+        data = _place_dict(self.path, self.line, self.column, self.end_line, self.end_column)
+        data["message"] = self.message
         if self.cell is not None:
             data["cell"] = self.cell
         return data
@@ -145,11 +144,7 @@ class Diagnostic:
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape (columns 1-based, like the text output)."""
         data: dict[str, Any] = {
-            "path": self.path,
-            "line": self.line,
-            "column": self.column + 1,
-            "end_line": self.end_line,
-            "end_column": self.end_column + 1,
+            **_place_dict(self.path, self.line, self.column, self.end_line, self.end_column),
             "code": self.code,
             "name": self.name,
             "severity": self.severity.value,
