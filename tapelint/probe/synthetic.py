@@ -476,71 +476,54 @@ class _KerasSources:
     def subsets(self, make: Callable[[], Any], kwargs: dict[str, Any]) -> Any:
         return (make(), make()) if kwargs.get("subset") == "both" else make()
 
-    def image_dataset(self, original: Callable) -> Callable:
-        def image_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
+    def from_directory(self, original: Callable, name: str,
+                       shape: Callable[[dict[str, Any]], tuple[Callable[[], Any], str]]) -> Callable:
+        """A stand-in for keras' `<kind>_dataset_from_directory` loader `name`: `shape(kwargs)` gives what makes
+        the features of one data set, and how the report describes them."""
+
+        def replaced(directory: Any, *args: Any, **kwargs: Any) -> Any:
             if not self.s.missing(directory):
                 return original(directory, *args, **kwargs)
             kwargs = _arguments(original, directory, args, kwargs)
+            features, what = shape(kwargs)
+            names = self.classes_of(kwargs)
+            described: list[str] = []
+
+            def make() -> Any:
+                dataset, text = self.finish(features(), self.s.labels(classes=len(names)), kwargs, names)
+                described.append(text)
+                return dataset
+
+            result = self.subsets(make, kwargs)
+            self.s.add(f"{name}({_quote(directory)})", f"{ROWS} {what}, {described[0]}")
+            return result
+
+        replaced.__name__ = replaced.__qualname__ = name
+        return replaced
+
+    def image_dataset(self, original: Callable) -> Callable:
+        def shape(kwargs: dict[str, Any]) -> tuple[Callable[[], Any], str]:
             height, width = _size(kwargs.get("image_size"), (256, 256))
             channels = {"grayscale": 1, "rgb": 3, "rgba": 4}.get(kwargs.get("color_mode", "rgb"), 3)
-            names = self.classes_of(kwargs)
-            described: list[str] = []
+            return (lambda: self.s.images(ROWS, height, width, channels),
+                    f"images {height}x{width}x{channels} (float32, 0..255)")
 
-            def make() -> Any:
-                dataset, text = self.finish(self.s.images(ROWS, height, width, channels),
-                                            self.s.labels(classes=len(names)), kwargs, names)
-                described.append(text)
-                return dataset
-
-            result = self.subsets(make, kwargs)
-            self.s.add(f"image_dataset_from_directory({_quote(directory)})",
-                       f"{ROWS} images {height}x{width}x{channels} (float32, 0..255), {described[0]}")
-            return result
-
-        return image_dataset_from_directory
+        return self.from_directory(original, "image_dataset_from_directory", shape)
 
     def text_dataset(self, original: Callable) -> Callable:
-        def text_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
-            if not self.s.missing(directory):
-                return original(directory, *args, **kwargs)
-            kwargs = _arguments(original, directory, args, kwargs)
-            names = self.classes_of(kwargs)
-            described: list[str] = []
+        def shape(kwargs: dict[str, Any]) -> tuple[Callable[[], Any], str]:
+            return (lambda: self.s.np.array(self.s.texts(ROWS, kwargs.get("max_length")), dtype=object),
+                    "texts of 6 to 20 words (string)")
 
-            def make() -> Any:
-                texts = self.s.np.array(self.s.texts(ROWS, kwargs.get("max_length")), dtype=object)
-                dataset, text = self.finish(texts, self.s.labels(classes=len(names)), kwargs, names)
-                described.append(text)
-                return dataset
-
-            result = self.subsets(make, kwargs)
-            self.s.add(f"text_dataset_from_directory({_quote(directory)})",
-                       f"{ROWS} texts of 6 to 20 words (string), {described[0]}")
-            return result
-
-        return text_dataset_from_directory
+        return self.from_directory(original, "text_dataset_from_directory", shape)
 
     def audio_dataset(self, original: Callable) -> Callable:
-        def audio_dataset_from_directory(directory: Any, *args: Any, **kwargs: Any) -> Any:
-            if not self.s.missing(directory):
-                return original(directory, *args, **kwargs)
-            kwargs = _arguments(original, directory, args, kwargs)
+        def shape(kwargs: dict[str, Any]) -> tuple[Callable[[], Any], str]:
             length = int(kwargs.get("output_sequence_length") or kwargs.get("sampling_rate") or AUDIO_SAMPLES)
-            names = self.classes_of(kwargs)
-            described: list[str] = []
+            return (lambda: self.s.rng.uniform(-0.5, 0.5, size=(ROWS, length, 1)).astype("float32"),
+                    f"clips of {length} samples x 1 channel (float32, -0.5..0.5)")
 
-            def make() -> Any:
-                audio = self.s.rng.uniform(-0.5, 0.5, size=(ROWS, length, 1)).astype("float32")
-                dataset, text = self.finish(audio, self.s.labels(classes=len(names)), kwargs, names)
-                described.append(text)
-                return dataset
-
-            result = self.subsets(make, kwargs)
-            self.s.add(f"audio_dataset_from_directory({_quote(directory)})",
-                       f"{ROWS} clips of {length} samples x 1 channel (float32, -0.5..0.5), {described[0]}")
-            return result
-
-        return audio_dataset_from_directory
+        return self.from_directory(original, "audio_dataset_from_directory", shape)
 
     def get_file(self, original: Callable) -> Callable:
         """Never download: a file already in the cache is used; otherwise the path it would have is returned
