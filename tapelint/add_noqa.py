@@ -112,7 +112,7 @@ def _still_reads(before: str, after: str, name: str, diagnostics: list[Diagnosti
 
 def add_noqa(diagnostics: list[Diagnostic]) -> NoqaRun:
     """Add the directives to every file with a finding and write each file back atomically."""
-    from tapelint.fixes import _read
+    from tapelint.fixes import read_for_rewrite
 
     run = NoqaRun()
     by_path: dict[str, list[Diagnostic]] = defaultdict(list)
@@ -123,7 +123,7 @@ def add_noqa(diagnostics: list[Diagnostic]) -> NoqaRun:
     for name, found in sorted(by_path.items()):
         real = resolved(Path(name))
         try:
-            data, text, bom, encoding = _read(real, name)
+            data, text, bom, encoding = read_for_rewrite(real, name)
         except TapelintError as error:
             run.errors.append(str(error))
             continue

@@ -136,7 +136,7 @@ def _decode(data: bytes, name: str) -> tuple[str, str]:
     return decode(data, name, python=not notebook), "utf-8" if utf8 else source_encoding(data, name)
 
 
-def _read(path: Path, name: str) -> tuple[bytes, str, bool, str]:
+def read_for_rewrite(path: Path, name: str) -> tuple[bytes, str, bool, str]:
     """The bytes, the text, whether it had a UTF-8 BOM, and the encoding to write it back in."""
     try:
         data = path.read_bytes()
@@ -194,7 +194,7 @@ def fix_diagnostics(diagnostics: list[Diagnostic], config: Config, *, unsafe: bo
             run.diagnostics.extend(d for d in diagnostics if d.path == name)
             continue
         try:
-            data, text, bom, encoding = _read(real, name)
+            data, text, bom, encoding = read_for_rewrite(real, name)
             outcome = fix_text(text, name, config_for(path) if config_for is not None else config, unsafe=unsafe)
         except TapelintError as error:
             run.errors.append(str(error))
